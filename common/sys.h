@@ -1,0 +1,48 @@
+/* sys.h - the few OS services the portable code needs (clock, CPU count,
+ * error text).  One implementation per platform: sys_posix.c, sys_win.c. */
+#ifndef SL_SYS_H
+#define SL_SYS_H
+
+#include <stddef.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+#include "common/strbuf.h"
+
+/* Monotonic time in seconds, for phase timings. */
+double sys_now(void);
+
+/* CPU time consumed by the calling thread, in seconds (0 if unknown). */
+double sys_thread_cpu(void);
+
+/* Number of CPUs this process may run on (at least 1). */
+int sys_cpu_count(void);
+
+/* Thread-safe text for an OS error number, written to buf. */
+void sys_strerror(int sys, char *buf, size_t len);
+
+/* Peak resident set size of this process in bytes (0 if unknown). */
+uint64_t sys_peak_rss(void);
+
+/* Make sure every directory above path exists (mode 0700 for new ones).
+ * Returns 0 or an errno value. */
+int sys_mkdir_parents(const char *path);
+
+/* Create path as an empty file readable only by its owner (0600), unless it
+ * exists.  Returns 0 or an errno value. */
+int sys_create_private(const char *path);
+
+/* The default index location: $XDG_DATA_HOME/seekless/index.db, else
+ * ~/.local/share/seekless/index.db (Windows: under %LOCALAPPDATA%).
+ * Returns 0, or -1 when no home directory is known. */
+int sys_default_db_path(struct strbuf *out);
+
+/* On SIGINT/SIGTERM (Windows: console control events) set *flag instead of
+ * dying; a second signal ends the process at once. */
+void sys_on_interrupt(atomic_int *flag);
+
+/* Allow as many open descriptors as the hard limit permits; deep trees and
+ * parallel readers hold several at once. */
+void sys_raise_fd_limit(void);
+
+#endif

@@ -1,0 +1,143 @@
+#include "common/sys.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <stdio.h>
+
+double sys_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+double sys_thread_cpu(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts) != 0)
+		return 0;
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+int sys_cpu_count(void)
+{
+	cpu_set_t set;
+	long n;
+
+	if (sched_getaffinity(0, sizeof(set), &set) == 0) {
+		int c = CPU_COUNT(&set);
+		if (c > 0)
+			return c;
+	}
+	n = sysconf(_SC_NPROCESSORS_ONLN);
+	return n > 0 ? (int)n : 1;
+}
+
+void sys_strerror(int sys, char *buf, size_t len)
+{
+	/* _GNU_SOURCE gives the GNU strerror_r, which may return a static
+	 * string instead of filling buf. */
+	const char *s = strerror_r(sys, buf, len);
+	if (s != buf)
+		snprintf(buf, len, "%s", s);
+}
+
+uint64_t sys_peak_rss(void)
+{
+	struct rusage ru;
+	if (getrusage(RUSAGE_SELF, &ru) != 0)
+		return 0;
+	return (uint64_t)ru.ru_maxrss * 1024u;
+}
+
+int sys_mkdir_parents(const char *path)
+{
+	char buf[4096];
+	size_t n = strlen(path);
+	size_t i;
+
+	if (n >= sizeof(buf))
+		return ENAMETOOLONG;
+	memcpy(buf, path, n + 1);
+	/* Stop at the last separator: path names a file. */
+	while (n > 0 && buf[n - 1] != '/')
+		n--;
+	if (n <= 1)
+		return 0;
+	buf[n - 1] = '\0';
+	for (i = 1; i <= n - 1; i++) {
+		if (buf[i] == '/' || buf[i] == '\0') {
+			char c = buf[i];
+			buf[i] = '\0';
+			if (mkdir(buf, 0700) != 0 && errno != EEXIST)
+				return errno;
+			buf[i] = c;
+		}
+	}
+	return 0;
+}
+
+void sys_raise_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+		rl.rlim_cur = rl.rlim_max;
+		setrlimit(RLIMIT_NOFILE, &rl);
+	}
+}
+
+int sys_create_private(const char *path)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return errno;
+	close(fd);
+	return 0;
+}
+
+int sys_default_db_path(struct strbuf *out)
+{
+	const char *xdg = getenv("XDG_DATA_HOME");
+	const char *home = getenv("HOME");
+
+	sb_reset(out);
+	if (xdg && xdg[0] == '/')
+		sb_addf(out, "%s/seekless/index.db", xdg);
+	else if (home && home[0])
+		sb_addf(out, "%s/.local/share/seekless/index.db", home);
+	else
+		return -1;
+	return out->oom ? -1 : 0;
+}
+
+static atomic_int *interrupt_flag;
+
+static void on_signal(int sig)
+{
+	if (interrupt_flag && !atomic_load(interrupt_flag)) {
+		atomic_store(interrupt_flag, 1);
+		return;
+	}
+	signal(sig, SIG_DFL);
+	raise(sig);
+}
+
+void sys_on_interrupt(atomic_int *flag)
+{
+	struct sigaction sa;
+
+	interrupt_flag = flag;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}

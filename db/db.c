@@ -1,0 +1,250 @@
+#include "db/db.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strbuf.h"
+#include "common/sys.h"
+
+#define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%SZ','now')"
+
+int db_fail(sqlite3 *h, struct sl_err *err, const char *file, int line, const char *what)
+{
+	int code = h ? sqlite3_extended_errcode(h) : SQLITE_ERROR;
+	const char *msg = h ? sqlite3_errmsg(h) : "cannot allocate a handle";
+	const char *hint = "";
+
+	if ((code & 0xff) == SQLITE_FULL)
+		hint = " (free space on the database's disk, then run again: the scan resumes)";
+	else if ((code & 0xff) == SQLITE_BUSY)
+		hint = " (another process is writing this database)";
+	return sl_fail(err, SL_E_DB, 0, file, line, "database: %s: %s%s", what, msg, hint);
+}
+
+static int exec(struct db *db, const char *sql, struct sl_err *err)
+{
+	if (sqlite3_exec(db->h, sql, NULL, NULL, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, sql);
+	return SL_OK;
+}
+
+int db_open(const char *path, int create, struct db **out, struct sl_err *err)
+{
+	struct db *db;
+	int e, rc;
+
+	*out = NULL;
+	db = calloc(1, sizeof(*db));
+	if (!db)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "database: out of memory");
+	db->path = strdup(path);
+	if (!db->path) {
+		free(db);
+		return SL_FAIL(err, SL_E_NOMEM, 0, "database: out of memory");
+	}
+	e = create ? sys_mkdir_parents(path) : 0;
+	if (e == 0 && create)
+		e = sys_create_private(path);
+	if (e != 0) {
+		rc = SL_FAIL(err, SL_E_DB, e, "database: cannot create '%s'", path);
+		goto fail;
+	}
+	/* SQLite gives the -wal and -shm files the main file's mode (0600). */
+	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
+	    SQLITE_OK) {
+		if (!create && (sqlite3_errcode(db->h) & 0xff) == SQLITE_CANTOPEN)
+			rc = SL_FAIL(err, SL_E_DB, 0, "no index at '%s' (run seekless scan first)", path);
+		else
+			rc = DB_FAIL(db->h, err, path);
+		goto fail;
+	}
+	sqlite3_extended_result_codes(db->h, 1);
+	sqlite3_busy_timeout(db->h, 5000);
+	if ((rc = exec(db, "PRAGMA journal_mode=WAL", err)) != SL_OK ||
+	    (rc = exec(db, "PRAGMA synchronous=NORMAL", err)) != SL_OK ||
+	    (rc = exec(db, "PRAGMA foreign_keys=ON", err)) != SL_OK)
+		goto fail;
+	if ((rc = db_migrate(db->h, err)) != SL_OK)
+		goto fail;
+	*out = db;
+	return SL_OK;
+fail:
+	db_close(db);
+	return rc;
+}
+
+void db_close(struct db *db)
+{
+	if (!db)
+		return;
+	if (db->in_txn)
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	sqlite3_finalize(db->put);
+	sqlite3_close(db->h);
+	free(db->path);
+	free(db);
+}
+
+int db_user_version(struct db *db, int *version, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+
+	*version = 0;
+	if (sqlite3_prepare_v2(db->h, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "read schema version");
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	return SL_OK;
+}
+
+/* Prepare, bind nothing, step once, finalize: for fixed statements. */
+static int run(struct db *db, sqlite3_stmt *st, const char *what, struct sl_err *err)
+{
+	int rc = sqlite3_step(st);
+	if (rc != SQLITE_DONE && rc != SQLITE_ROW) {
+		rc = DB_FAIL(db->h, err, what);
+		sqlite3_finalize(st);
+		return rc;
+	}
+	sqlite3_finalize(st);
+	return SL_OK;
+}
+
+int db_scan_begin(struct db *db, const char *command, const char *order,
+		  const char *const *roots, size_t nroots, int jobs, struct sl_err *err)
+{
+	struct strbuf js = STRBUF_INIT;
+	sqlite3_stmt *st = NULL;
+	size_t i;
+	int rc;
+
+	sb_addc(&js, '[');
+	for (i = 0; i < nroots; i++) {
+		if (i)
+			sb_addc(&js, ',');
+		sb_add_json(&js, roots[i], strlen(roots[i]));
+	}
+	sb_addc(&js, ']');
+	if (js.oom) {
+		sb_free(&js);
+		return SL_FAIL(err, SL_E_NOMEM, 0, "database: out of memory");
+	}
+	if (sqlite3_prepare_v2(db->h,
+			       "INSERT INTO scans(started_at, status, command, order_requested, roots,"
+			       " jobs, version) VALUES(" NOW_SQL ", 'running', ?1, ?2, ?3, ?4, ?5)",
+			       -1, &st, NULL) != SQLITE_OK) {
+		sb_free(&js);
+		return DB_FAIL(db->h, err, "prepare scan row");
+	}
+	sqlite3_bind_text(st, 1, command, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 2, order, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, js.p, (int)js.len, SQLITE_STATIC);
+	sqlite3_bind_int(st, 4, jobs);
+	sqlite3_bind_text(st, 5, SEEKLESS_VERSION, -1, SQLITE_STATIC);
+	rc = run(db, st, "insert scan row", err);
+	sb_free(&js);
+	if (rc == SL_OK)
+		db->scan_id = sqlite3_last_insert_rowid(db->h);
+	return rc;
+}
+
+int db_scan_device(struct db *db, const struct db_device_row *d, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db->h,
+			       "INSERT OR REPLACE INTO scan_devices(scan_id, device, fstype, rotational,"
+			       " extents, order_used, reason, files, bytes, read_s)"
+			       " VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare device row");
+	sqlite3_bind_int64(st, 1, db->scan_id);
+	sqlite3_bind_text(st, 2, d->device, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, d->fstype, -1, SQLITE_STATIC);
+	if (d->rotational >= 0)
+		sqlite3_bind_int(st, 4, d->rotational);
+	sqlite3_bind_int(st, 5, d->extents);
+	sqlite3_bind_text(st, 6, d->order, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 7, d->reason, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 8, (sqlite3_int64)d->files);
+	sqlite3_bind_int64(st, 9, (sqlite3_int64)d->bytes);
+	sqlite3_bind_double(st, 10, d->read_s);
+	return run(db, st, "insert device row", err);
+}
+
+int db_scan_end(struct db *db, const struct db_scan_end *e, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = db_commit(db, err);
+
+	if (rc != SL_OK)
+		return rc;
+	if (sqlite3_prepare_v2(db->h,
+			       "UPDATE scans SET finished_at=" NOW_SQL ", status=?2, files=?3, bytes=?4,"
+			       " errors=?5, walk_s=?6, locate_s=?7, read_s=?8, extract_s=?9,"
+			       " store_s=?10, wall_s=?11, message=?12 WHERE id=?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare scan end");
+	sqlite3_bind_int64(st, 1, db->scan_id);
+	sqlite3_bind_text(st, 2, e->status, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 3, (sqlite3_int64)e->files);
+	sqlite3_bind_int64(st, 4, (sqlite3_int64)e->bytes);
+	sqlite3_bind_int64(st, 5, (sqlite3_int64)e->errors);
+	sqlite3_bind_double(st, 6, e->walk_s);
+	sqlite3_bind_double(st, 7, e->locate_s);
+	sqlite3_bind_double(st, 8, e->read_s);
+	sqlite3_bind_double(st, 9, e->extract_s);
+	sqlite3_bind_double(st, 10, e->store_s);
+	sqlite3_bind_double(st, 11, e->wall_s);
+	if (e->message)
+		sqlite3_bind_text(st, 12, e->message, -1, SQLITE_STATIC);
+	return run(db, st, "finish scan row", err);
+}
+
+int db_mark_missing(struct db *db, const char *root, uint64_t *count, struct sl_err *err)
+{
+	struct strbuf lo = STRBUF_INIT, hi = STRBUF_INIT;
+	sqlite3_stmt *st = NULL;
+	size_t n = strlen(root);
+	int rc;
+
+	*count = 0;
+	if ((rc = db_commit(db, err)) != SL_OK)
+		return rc;
+	/* Below root: paths between "root/" and "root0" ('0' follows '/'). */
+	while (n > 1 && root[n - 1] == '/')
+		n--;
+	sb_add(&lo, root, n);
+	sb_add(&hi, root, n);
+	if (!(n == 1 && root[0] == '/')) {
+		sb_addc(&lo, '/');
+		sb_addc(&hi, '0');
+	} else {
+		sb_reset(&hi);
+		sb_addc(&hi, '0');
+	}
+	if (lo.oom || hi.oom) {
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "database: out of memory");
+		goto out;
+	}
+	if (sqlite3_prepare_v2(db->h,
+			       "UPDATE files SET deleted_at=" NOW_SQL
+			       " WHERE deleted_at IS NULL AND last_scan < ?1"
+			       " AND (path = ?2 OR (path >= ?3 AND path < ?4))",
+			       -1, &st, NULL) != SQLITE_OK) {
+		rc = DB_FAIL(db->h, err, "prepare missing-file update");
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, db->scan_id);
+	sqlite3_bind_text(st, 2, root, (int)n, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, lo.p, (int)lo.len, SQLITE_STATIC);
+	sqlite3_bind_text(st, 4, hi.p, (int)hi.len, SQLITE_STATIC);
+	rc = run(db, st, "mark missing files", err);
+	if (rc == SL_OK)
+		*count = (uint64_t)sqlite3_changes(db->h);
+out:
+	sb_free(&lo);
+	sb_free(&hi);
+	return rc;
+}

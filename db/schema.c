@@ -1,0 +1,89 @@
+/* schema.c - the schema as a list of migrations.
+ *
+ * Migration i takes a database from user_version i to i+1, inside one
+ * transaction with the version bump, so an interrupted upgrade leaves the
+ * old schema intact.  Never edit a released migration: add the next one
+ * (and document it in docs/schema.md). */
+#include <stdio.h>
+
+#include "db/db.h"
+
+static const char *const migrations[] = {
+	/* 0 -> 1: the initial schema */
+	"CREATE TABLE scans("
+	"  id INTEGER PRIMARY KEY,"
+	"  started_at TEXT NOT NULL,"
+	"  finished_at TEXT,"
+	"  status TEXT NOT NULL,"
+	"  command TEXT NOT NULL,"
+	"  order_requested TEXT NOT NULL,"
+	"  roots TEXT NOT NULL,"
+	"  jobs INTEGER,"
+	"  files INTEGER, bytes INTEGER, errors INTEGER,"
+	"  walk_s REAL, locate_s REAL, read_s REAL, extract_s REAL, store_s REAL, wall_s REAL,"
+	"  version TEXT NOT NULL,"
+	"  message TEXT);"
+	"CREATE TABLE scan_devices("
+	"  scan_id INTEGER NOT NULL REFERENCES scans(id) ON DELETE CASCADE,"
+	"  device TEXT NOT NULL,"
+	"  fstype TEXT,"
+	"  rotational INTEGER,"
+	"  extents INTEGER NOT NULL,"
+	"  order_used TEXT NOT NULL,"
+	"  reason TEXT NOT NULL,"
+	"  files INTEGER NOT NULL, bytes INTEGER NOT NULL, read_s REAL,"
+	"  PRIMARY KEY(scan_id, device));"
+	"CREATE TABLE files("
+	"  id INTEGER PRIMARY KEY,"
+	"  path TEXT NOT NULL UNIQUE,"
+	"  dev INTEGER, ino INTEGER, size INTEGER, mtime_ns INTEGER,"
+	"  format TEXT, width INTEGER, height INTEGER,"
+	"  make TEXT, model TEXT, datetime_original TEXT, orientation INTEGER,"
+	"  gps_lat REAL, gps_lon REAL, exposure_time REAL, f_number REAL, iso INTEGER,"
+	"  focal_length REAL, lens_model TEXT,"
+	"  content_hash TEXT,"
+	"  phys_offset INTEGER, fragments INTEGER, placement TEXT,"
+	"  error TEXT, warnings TEXT,"
+	"  first_scan INTEGER NOT NULL, last_scan INTEGER NOT NULL,"
+	"  indexed_at TEXT NOT NULL, deleted_at TEXT);"
+	"CREATE INDEX files_hash ON files(content_hash);"
+	"CREATE INDEX files_devino ON files(dev, ino);"
+	"CREATE INDEX files_last_scan ON files(last_scan);",
+};
+
+int db_migrate(sqlite3 *h, struct sl_err *err)
+{
+	const int target = (int)(sizeof(migrations) / sizeof(migrations[0]));
+	sqlite3_stmt *st = NULL;
+	int version = 0;
+
+	if (sqlite3_prepare_v2(h, "PRAGMA user_version", -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(h, err, "read schema version");
+	if (sqlite3_step(st) == SQLITE_ROW)
+		version = sqlite3_column_int(st, 0);
+	sqlite3_finalize(st);
+	if (version > target)
+		return SL_FAIL(err, SL_E_DB, 0,
+			       "database schema version %d is newer than this seekless "
+			       "understands (%d); upgrade seekless",
+			       version, target);
+	while (version < target) {
+		char bump[64];
+		if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+			return DB_FAIL(h, err, "begin migration");
+		snprintf(bump, sizeof(bump), "PRAGMA user_version=%d", version + 1);
+		if (sqlite3_exec(h, migrations[version], NULL, NULL, NULL) != SQLITE_OK ||
+		    sqlite3_exec(h, bump, NULL, NULL, NULL) != SQLITE_OK) {
+			int rc = DB_FAIL(h, err, "migrate schema");
+			sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+			return rc;
+		}
+		if (sqlite3_exec(h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+			int rc = DB_FAIL(h, err, "commit migration");
+			sqlite3_exec(h, "ROLLBACK", NULL, NULL, NULL);
+			return rc;
+		}
+		version++;
+	}
+	return SL_OK;
+}

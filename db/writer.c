@@ -1,0 +1,136 @@
+/* writer.c - batched upserts of file records.
+ *
+ * One transaction per DB_BATCH_ROWS rows or DB_BATCH_SECONDS, whichever
+ * comes first: big enough that commits cost little, small enough that a
+ * killed scan loses under a second of work. */
+#include <string.h>
+
+#include "common/sys.h"
+#include "db/db.h"
+#include "scanner/ftab.h"
+
+static const char put_sql[] =
+	"INSERT INTO files(path, dev, ino, size, mtime_ns, format, width, height, make, model,"
+	" datetime_original, orientation, gps_lat, gps_lon, exposure_time, f_number, iso,"
+	" focal_length, lens_model, content_hash, phys_offset, fragments, placement, error,"
+	" warnings, first_scan, last_scan, indexed_at, deleted_at)"
+	" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
+	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL)"
+	" ON CONFLICT(path) DO UPDATE SET dev=excluded.dev, ino=excluded.ino, size=excluded.size,"
+	" mtime_ns=excluded.mtime_ns, format=excluded.format, width=excluded.width,"
+	" height=excluded.height, make=excluded.make, model=excluded.model,"
+	" datetime_original=excluded.datetime_original, orientation=excluded.orientation,"
+	" gps_lat=excluded.gps_lat, gps_lon=excluded.gps_lon, exposure_time=excluded.exposure_time,"
+	" f_number=excluded.f_number, iso=excluded.iso, focal_length=excluded.focal_length,"
+	" lens_model=excluded.lens_model, content_hash=excluded.content_hash,"
+	" phys_offset=excluded.phys_offset, fragments=excluded.fragments,"
+	" placement=excluded.placement, error=excluded.error, warnings=excluded.warnings,"
+	" last_scan=excluded.last_scan, indexed_at=excluded.indexed_at, deleted_at=NULL";
+
+static void bind_text(sqlite3_stmt *st, int i, const char *s)
+{
+	if (s && s[0])
+		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	else
+		sqlite3_bind_null(st, i);
+}
+
+static void bind_record(sqlite3_stmt *st, const struct px_record *r, int64_t scan_id)
+{
+	const struct x_meta *m = &r->meta;
+	int stated = !r->is_dir && (r->read || (r->ext_flags & FT_STATED));
+
+	sqlite3_bind_text(st, 1, r->path, -1, SQLITE_TRANSIENT);
+	if (!r->is_dir) {
+		sqlite3_bind_int64(st, 2, (sqlite3_int64)r->dev);
+		sqlite3_bind_int64(st, 3, (sqlite3_int64)r->ino);
+	}
+	if (stated) {
+		sqlite3_bind_int64(st, 4, (sqlite3_int64)r->size);
+		sqlite3_bind_int64(st, 5, r->mtime_ns);
+	}
+	if (r->read) {
+		bind_text(st, 6, m->format);
+		if (m->have & XM_DIMS) {
+			sqlite3_bind_int64(st, 7, m->width);
+			sqlite3_bind_int64(st, 8, m->height);
+		}
+		bind_text(st, 9, m->make);
+		bind_text(st, 10, m->model);
+		bind_text(st, 11, m->datetime_original);
+		if (m->have & XM_ORIENTATION)
+			sqlite3_bind_int(st, 12, m->orientation);
+		if (m->have & XM_GPS) {
+			sqlite3_bind_double(st, 13, m->gps_lat);
+			sqlite3_bind_double(st, 14, m->gps_lon);
+		}
+		if (m->have & XM_EXPOSURE)
+			sqlite3_bind_double(st, 15, m->exposure_time);
+		if (m->have & XM_FNUMBER)
+			sqlite3_bind_double(st, 16, m->f_number);
+		if (m->have & XM_ISO)
+			sqlite3_bind_int64(st, 17, m->iso);
+		if (m->have & XM_FOCAL)
+			sqlite3_bind_double(st, 18, m->focal_length);
+		bind_text(st, 19, m->lens_model);
+		bind_text(st, 20, r->hash);
+		bind_text(st, 25, m->warnings);
+	}
+	if (r->ext_flags & FT_LOCATED)
+		sqlite3_bind_int64(st, 21, (sqlite3_int64)r->phys);
+	if (stated && !(r->ext_flags & FT_NOEXT))
+		sqlite3_bind_int64(st, 22, r->fragments);
+	bind_text(st, 23, r->is_dir || !(r->ext_flags & FT_STATED) ? NULL
+							      : ftab_placement(r->ext_flags));
+	bind_text(st, 24, r->err_code ? r->error : NULL);
+	sqlite3_bind_int64(st, 26, scan_id);
+}
+
+int db_commit(struct db *db, struct sl_err *err)
+{
+	if (!db->in_txn)
+		return SL_OK;
+	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
+		int rc = DB_FAIL(db->h, err, "commit batch");
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+		db->in_txn = 0;
+		return rc;
+	}
+	db->in_txn = 0;
+	db->batch_rows = 0;
+	return SL_OK;
+}
+
+int db_put(struct db *db, const struct px_record *r, struct sl_err *err)
+{
+	int rc;
+
+	if (!db->put && sqlite3_prepare_v3(db->h, put_sql, -1, SQLITE_PREPARE_PERSISTENT, &db->put,
+					   NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare file upsert");
+	if (!db->in_txn) {
+		if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
+			return DB_FAIL(db->h, err, "begin batch");
+		db->in_txn = 1;
+		db->batch_start = sys_now();
+	}
+	sqlite3_reset(db->put);
+	sqlite3_clear_bindings(db->put);
+	bind_record(db->put, r, db->scan_id);
+	rc = sqlite3_step(db->put);
+	if (rc != SQLITE_DONE) {
+		rc = DB_FAIL(db->h, err, "store file record");
+		sqlite3_reset(db->put);
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+		db->in_txn = 0;
+		return rc;
+	}
+	if (++db->batch_rows >= DB_BATCH_ROWS || sys_now() - db->batch_start >= DB_BATCH_SECONDS)
+		return db_commit(db, err);
+	return SL_OK;
+}
+
+int db_sink(void *ctx, const struct px_record *r, struct sl_err *err)
+{
+	return db_put((struct db *)ctx, r, err);
+}

@@ -1,0 +1,84 @@
+/* extract.h - from a file's bytes to its record: format, metadata, hash.
+ *
+ * The format is decided by magic bytes, never by the file name.  Each
+ * container has its own parser (jpeg.c, png.c, gif.c, webp.c, bmff.c; TIFF
+ * and TIFF-based RAW through exif.c); all read through the bounded cursor of
+ * cursor.h, so a hostile file can make a parser give up but never read out of
+ * bounds.  Parsers run on the bytes the reader already holds (the whole file,
+ * or the first chunk of a streamed one) and do no I/O.
+ */
+#ifndef SL_EXTRACT_H
+#define SL_EXTRACT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+/* x_meta.have */
+enum {
+	XM_DIMS = 1u << 0,
+	XM_ORIENTATION = 1u << 1,
+	XM_GPS = 1u << 2,
+	XM_EXPOSURE = 1u << 3,
+	XM_FNUMBER = 1u << 4,
+	XM_ISO = 1u << 5,
+	XM_FOCAL = 1u << 6
+};
+
+struct x_meta {
+	char format[16];      /* "jpeg", "png", ...; "" when unknown */
+	unsigned have;        /* XM_* bits for the numeric fields */
+	uint32_t width;
+	uint32_t height;
+	int orientation;      /* raw EXIF value */
+	double gps_lat;       /* signed decimal degrees */
+	double gps_lon;
+	double exposure_time; /* seconds */
+	double f_number;
+	double focal_length;  /* mm */
+	int64_t iso;
+	char make[64];        /* UTF-8, NUL padding and trailing blanks trimmed */
+	char model[64];
+	char lens_model[96];
+	char datetime_original[24]; /* "YYYY-MM-DDTHH:MM:SS" as recorded */
+	char warnings[256];   /* "; "-separated */
+};
+
+/* Sniff the format of the first n bytes; returns a static name or "". */
+const char *x_sniff(const uint8_t *p, size_t n);
+
+/* Fill *m from the first n bytes of a file of file_size bytes (n may be
+ * smaller for streamed files).  Returns SL_OK, or SL_E_CORRUPT when the file
+ * is not readable as the format its magic claims (err says why); whatever was
+ * read safely before is kept in *m either way. */
+int x_extract(const uint8_t *p, size_t n, uint64_t file_size, struct x_meta *m,
+	      struct sl_err *err);
+
+/* Append a warning to m->warnings (silently truncated when full). */
+void x_warn(struct x_meta *m, const char *fmt, ...) SL_PRINTF(2, 3);
+
+/* Copy an untrusted string of at most n bytes: stops at NUL, trims trailing
+ * blanks, keeps valid UTF-8, reads other bytes as Latin-1 and drops control
+ * characters.  Always NUL-terminates dst. */
+void x_copy_text(char *dst, size_t cap, const uint8_t *s, size_t n);
+
+/* Content hash: XXH3-128, as 32 lowercase hex digits (the canonical form
+ * `xxhsum -H2` prints). */
+struct x_hash;
+int x_hash_new(struct x_hash **h);
+void x_hash_update(struct x_hash *h, const void *p, size_t n);
+void x_hash_hex(struct x_hash *h, char out[33]);
+void x_hash_free(struct x_hash *h);
+void x_hash_once(const void *p, size_t n, char out[33]);
+
+/* Container parsers, called by x_extract after sniffing. */
+int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+int png_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+int gif_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+int webp_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+int bmff_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+/* The ISO BMFF family name of a file starting with an ftyp box, or NULL. */
+const char *bmff_brand(const uint8_t *p, size_t n);
+
+#endif

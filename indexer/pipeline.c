@@ -1,0 +1,744 @@
+#include "indexer/pipeline.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/strbuf.h"
+#include "common/sys.h"
+#include "indexer/reader.h"
+
+#define QUEUE_CAP 1024
+
+/* ---- bounded queue of pointers --------------------------------------- */
+
+struct queue {
+	pthread_mutex_t mu;
+	pthread_cond_t not_empty, not_full;
+	void **items;
+	size_t cap, head, count;
+	int closed;
+};
+
+static int q_init(struct queue *q, size_t cap)
+{
+	memset(q, 0, sizeof(*q));
+	q->items = malloc(cap * sizeof(*q->items));
+	if (!q->items)
+		return -1;
+	q->cap = cap;
+	pthread_mutex_init(&q->mu, NULL);
+	pthread_cond_init(&q->not_empty, NULL);
+	pthread_cond_init(&q->not_full, NULL);
+	return 0;
+}
+
+static void q_destroy(struct queue *q)
+{
+	if (!q->items)
+		return;
+	pthread_mutex_destroy(&q->mu);
+	pthread_cond_destroy(&q->not_empty);
+	pthread_cond_destroy(&q->not_full);
+	free(q->items);
+	q->items = NULL;
+}
+
+static void q_push(struct queue *q, void *item)
+{
+	pthread_mutex_lock(&q->mu);
+	while (q->count == q->cap)
+		pthread_cond_wait(&q->not_full, &q->mu);
+	q->items[(q->head + q->count) % q->cap] = item;
+	q->count++;
+	pthread_cond_signal(&q->not_empty);
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* Next item; NULL when closed and drained, or (with timeout > 0) when
+ * nothing arrived for that many seconds (*timed_out is then set). */
+static void *q_pop(struct queue *q, double timeout, int *timed_out)
+{
+	void *item = NULL;
+
+	if (timed_out)
+		*timed_out = 0;
+	pthread_mutex_lock(&q->mu);
+	while (q->count == 0 && !q->closed) {
+		if (timeout > 0) {
+			struct timespec ts;
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_sec += (time_t)timeout;
+			ts.tv_nsec += (long)((timeout - (double)(time_t)timeout) * 1e9);
+			if (ts.tv_nsec >= 1000000000L) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000L;
+			}
+			if (pthread_cond_timedwait(&q->not_empty, &q->mu, &ts) == ETIMEDOUT &&
+			    q->count == 0) {
+				if (timed_out)
+					*timed_out = !q->closed;
+				break;
+			}
+		} else {
+			pthread_cond_wait(&q->not_empty, &q->mu);
+		}
+	}
+	if (q->count) {
+		item = q->items[q->head];
+		q->head = (q->head + 1) % q->cap;
+		q->count--;
+		pthread_cond_signal(&q->not_full);
+	}
+	pthread_mutex_unlock(&q->mu);
+	return item;
+}
+
+static void q_close(struct queue *q)
+{
+	pthread_mutex_lock(&q->mu);
+	q->closed = 1;
+	pthread_cond_broadcast(&q->not_empty);
+	pthread_mutex_unlock(&q->mu);
+}
+
+/* ---- memory budget --------------------------------------------------- */
+
+struct budget {
+	pthread_mutex_t mu;
+	pthread_cond_t freed;
+	size_t total, used, peak;
+};
+
+static void budget_take(struct budget *b, size_t n)
+{
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&b->mu);
+	while (b->used + n > b->total)
+		pthread_cond_wait(&b->freed, &b->mu);
+	b->used += n;
+	if (b->used > b->peak)
+		b->peak = b->used;
+	pthread_mutex_unlock(&b->mu);
+}
+
+static void budget_give(struct budget *b, size_t n)
+{
+	if (n == 0)
+		return;
+	pthread_mutex_lock(&b->mu);
+	b->used -= n;
+	pthread_cond_broadcast(&b->freed);
+	pthread_mutex_unlock(&b->mu);
+}
+
+/* ---- jobs and items -------------------------------------------------- */
+
+/* One file in flight.  Written by its reader before the first item is
+ * queued; afterwards only by the extractor holding its current chunk. */
+struct job {
+	uint32_t file;
+	char *path;
+	struct rd_info info;
+	int streamed;
+	int next_seq;           /* streamed: chunk the next extractor may take */
+	struct x_hash *hash;    /* streamed */
+	char hex[33];
+	struct x_meta meta;
+	int meta_rc;
+	char meta_err[384];
+	uint64_t got;
+	char early_warn[160];   /* known at open: identity changed since the walk */
+};
+
+/* The last item of a file carries how its reading ended. */
+struct tail {
+	int err_code;
+	char error[384];
+	char warn[160];
+	int cancelled;
+};
+
+struct item {
+	struct job *job;
+	uint8_t *buf;
+	size_t len;
+	size_t charge;
+	int seq;
+	struct tail *tail; /* non-NULL on the last item only */
+};
+
+struct pipe;
+
+struct rgroup {
+	struct pipe *P;
+	const struct plan_group *g;
+	size_t index;
+	atomic_size_t cursor;
+	atomic_int readers_left;
+	double end;
+};
+
+struct pipe {
+	const struct ftab *ft;
+	const struct plan *pl;
+	const struct px_opts *o;
+	size_t whole_max, chunk;
+	struct queue xq; /* items for extractors */
+	struct queue sq; /* records for the store loop */
+	struct budget budget;
+	pthread_mutex_t order_mu; /* chunk order of streamed files */
+	pthread_cond_t order_cv;
+	atomic_int readers_left;
+	atomic_int extractors_left;
+	atomic_int stop;
+	pthread_mutex_t fatal_mu;
+	int fatal;
+	struct sl_err fatal_err;
+	double t0, read_end;
+	pthread_mutex_t stat_mu;
+	double extract_s;
+	atomic_ullong bytes_read;
+	struct rgroup *groups;
+};
+
+static void set_fatal(struct pipe *P, const struct sl_err *e)
+{
+	pthread_mutex_lock(&P->fatal_mu);
+	if (!P->fatal) {
+		P->fatal = e->code ? e->code : SL_E_IO;
+		P->fatal_err = *e;
+	}
+	pthread_mutex_unlock(&P->fatal_mu);
+	atomic_store(&P->stop, 1);
+}
+
+static int stopping(struct pipe *P)
+{
+	return atomic_load(&P->stop) || (P->o->cancel && atomic_load(P->o->cancel));
+}
+
+/* Bookkeeping when a reader ends (or stands in for one that never ran):
+ * the last one of a group stamps its time, the last one overall closes the
+ * extractors' queue. */
+static void reader_exit(struct pipe *P, struct rgroup *g)
+{
+	if (atomic_fetch_sub(&g->readers_left, 1) == 1)
+		g->end = sys_now();
+	if (atomic_fetch_sub(&P->readers_left, 1) == 1) {
+		P->read_end = sys_now();
+		q_close(&P->xq);
+	}
+}
+
+static void fill_location(const struct ftab *ft, struct px_record *r)
+{
+	const struct ft_file *f = &ft->files[r->file];
+	r->phys = f->phys;
+	r->fragments = f->fragments;
+	r->ext_flags = f->flags;
+}
+
+/* A record for a file that could not be opened or read. */
+static void emit_error(struct pipe *P, uint32_t file, char *path, const struct rd_info *info,
+		       int code, const char *msg)
+{
+	struct px_record *r = calloc(1, sizeof(*r));
+	const struct ft_file *f = &P->ft->files[file];
+
+	if (!r) {
+		struct sl_err e;
+		SL_FAIL(&e, SL_E_NOMEM, 0, "pipeline: out of memory");
+		set_fatal(P, &e);
+		free(path);
+		return;
+	}
+	r->file = file;
+	r->path = path;
+	r->dev = info ? info->dev : P->ft->devs[f->dev].st_dev;
+	r->ino = info ? info->ino : f->ino;
+	r->size = info ? info->size : f->size;
+	r->mtime_ns = info ? info->mtime_ns : f->mtime_ns;
+	fill_location(P->ft, r);
+	r->is_dir = (f->flags & FT_DIR) != 0;
+	r->err_code = code;
+	snprintf(r->error, sizeof(r->error), "%s", msg);
+	q_push(&P->sq, r);
+}
+
+static char *path_of(struct pipe *P, uint32_t file)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (ftab_path(P->ft, file, &sb) != 0) {
+		sb_free(&sb);
+		return NULL;
+	}
+	return sb.p;
+}
+
+static int push_item(struct pipe *P, struct job *job, uint8_t *buf, size_t len, size_t charge,
+		     int seq, struct tail *tail)
+{
+	struct item *it = malloc(sizeof(*it));
+	if (!it)
+		return -1;
+	it->job = job;
+	it->buf = buf;
+	it->len = len;
+	it->charge = charge;
+	it->seq = seq;
+	it->tail = tail;
+	q_push(&P->xq, it);
+	return 0;
+}
+
+static void nomem(struct pipe *P)
+{
+	struct sl_err e;
+	SL_FAIL(&e, SL_E_NOMEM, 0, "pipeline: out of memory");
+	set_fatal(P, &e);
+}
+
+/* Read one file and queue its bytes: whole when small, else chunk by chunk. */
+static void read_file(struct pipe *P, uint32_t file)
+{
+	const struct ft_file *f = &P->ft->files[file];
+	struct rd_file *rf = NULL;
+	struct rd_info info, after;
+	struct job *job = NULL;
+	struct tail *tail = NULL;
+	struct sl_err e;
+	char *path = path_of(P, file);
+	uint64_t off = 0, size;
+	int seq = 0, rc;
+
+	if (!path) {
+		nomem(P);
+		return;
+	}
+	rc = rd_open(path, &rf, &info, &e);
+	if (rc != SL_OK) {
+		if (sl_code_is_fatal(rc)) {
+			struct sl_err fe;
+			SL_FAIL(&fe, rc, 0, "%s: %s", path, e.msg);
+			fe.sys = e.sys;
+			set_fatal(P, &fe);
+			free(path);
+		} else {
+			emit_error(P, file, path, NULL, rc, e.msg);
+		}
+		return;
+	}
+	job = calloc(1, sizeof(*job));
+	tail = calloc(1, sizeof(*tail));
+	if (!job || !tail)
+		goto oom;
+	job->file = file;
+	job->path = path;
+	path = NULL;
+	job->info = info;
+	if (info.ino != f->ino || info.dev != P->ft->devs[f->dev].st_dev)
+		snprintf(job->early_warn, sizeof(job->early_warn), "replaced since the walk");
+	size = info.size;
+	job->streamed = size > P->whole_max;
+	if (job->streamed) {
+		rd_advise_sequential(rf);
+		if (x_hash_new(&job->hash) != SL_OK)
+			goto oom;
+	}
+	for (;;) {
+		size_t want = (size_t)(job->streamed ? (size - off < P->chunk ? size - off : P->chunk)
+						     : size);
+		uint8_t *buf;
+		size_t got = 0;
+		int last;
+
+		budget_take(&P->budget, want);
+		buf = malloc(want ? want : 1);
+		if (!buf) {
+			budget_give(&P->budget, want);
+			goto oom;
+		}
+		rc = want ? rd_read(rf, buf, want, off, &got, &e) : SL_OK;
+		off += got;
+		atomic_fetch_add(&P->bytes_read, got);
+		last = rc != SL_OK || got < want || off >= size;
+		if (!last && stopping(P)) {
+			tail->cancelled = 1;
+			last = 1;
+		}
+		if (last) {
+			if (rc != SL_OK) {
+				tail->err_code = rc;
+				snprintf(tail->error, sizeof(tail->error), "%s", e.msg);
+			} else if (off < size) {
+				snprintf(tail->warn, sizeof(tail->warn),
+					 "shrank while being read (%llu of %llu bytes)",
+					 (unsigned long long)off, (unsigned long long)size);
+			} else if (rd_stat(rf, &after, &e) == SL_OK &&
+				   (after.mtime_ns != info.mtime_ns || after.size != size)) {
+				snprintf(tail->warn, sizeof(tail->warn), "modified while being read");
+			}
+			job->got = off;
+		}
+		if (push_item(P, job, buf, got, want, seq, last ? tail : NULL) != 0) {
+			free(buf);
+			budget_give(&P->budget, want);
+			goto oom;
+		}
+		seq++;
+		if (last)
+			break;
+	}
+	rd_close(rf, P->o->keep_cache);
+	return;
+oom:
+	/* Once an item is queued the job belongs to the extractors; a job
+	 * without its last item is abandoned (the run stops anyway). */
+	if (job && seq == 0) {
+		free(job->path);
+		x_hash_free(job->hash);
+		free(job);
+		free(tail);
+	}
+	free(path);
+	rd_close(rf, P->o->keep_cache);
+	nomem(P);
+}
+
+static void *reader_main(void *arg)
+{
+	struct rgroup *g = arg;
+	struct pipe *P = g->P;
+
+	while (!stopping(P)) {
+		size_t i = atomic_fetch_add(&g->cursor, 1);
+		if (i >= g->g->count)
+			break;
+		read_file(P, P->pl->seq[g->g->first + i]);
+	}
+	reader_exit(P, g);
+	return NULL;
+}
+
+/* ---- extraction ------------------------------------------------------ */
+
+static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
+{
+	struct px_record *r;
+	const struct ft_file *f = &P->ft->files[job->file];
+
+	if (tail->cancelled) {
+		free(job->path);
+		return;
+	}
+	r = calloc(1, sizeof(*r));
+	if (!r) {
+		free(job->path);
+		nomem(P);
+		return;
+	}
+	r->file = job->file;
+	r->path = job->path;
+	r->dev = job->info.dev;
+	r->ino = job->info.ino;
+	r->mtime_ns = job->info.mtime_ns;
+	fill_location(P->ft, r);
+	r->is_dir = (f->flags & FT_DIR) != 0;
+	if (tail->err_code) {
+		r->size = job->info.size;
+		r->err_code = tail->err_code;
+		snprintf(r->error, sizeof(r->error), "%s", tail->error);
+	} else {
+		r->size = job->got;
+		r->read = 1;
+		r->meta = job->meta;
+		memcpy(r->hash, job->hex, sizeof(r->hash));
+		if (job->meta_rc != SL_OK) {
+			r->err_code = job->meta_rc;
+			snprintf(r->error, sizeof(r->error), "%s", job->meta_err);
+		}
+		if (job->early_warn[0])
+			x_warn(&r->meta, "%s", job->early_warn);
+		if (tail->warn[0])
+			x_warn(&r->meta, "%s", tail->warn);
+	}
+	q_push(&P->sq, r);
+}
+
+static void process(struct pipe *P, struct item *it)
+{
+	struct job *job = it->job;
+	struct sl_err e;
+
+	if (job->streamed) {
+		pthread_mutex_lock(&P->order_mu);
+		while (job->next_seq != it->seq)
+			pthread_cond_wait(&P->order_cv, &P->order_mu);
+		pthread_mutex_unlock(&P->order_mu);
+	}
+	if (!(it->tail && (it->tail->err_code || it->tail->cancelled))) {
+		if (it->seq == 0) {
+			job->meta_rc = x_extract(it->buf, it->len, job->info.size, &job->meta, &e);
+			if (job->meta_rc != SL_OK)
+				snprintf(job->meta_err, sizeof(job->meta_err), "%s", e.msg);
+		}
+		if (job->streamed)
+			x_hash_update(job->hash, it->buf, it->len);
+		else
+			x_hash_once(it->buf, it->len, job->hex);
+	}
+	free(it->buf);
+	budget_give(&P->budget, it->charge);
+	if (it->tail) {
+		if (job->streamed)
+			x_hash_hex(job->hash, job->hex);
+		finish_job(P, job, it->tail);
+		x_hash_free(job->hash);
+		free(job);
+		free(it->tail);
+	} else {
+		pthread_mutex_lock(&P->order_mu);
+		job->next_seq++;
+		pthread_cond_broadcast(&P->order_cv);
+		pthread_mutex_unlock(&P->order_mu);
+	}
+	free(it);
+}
+
+static void *extractor_main(void *arg)
+{
+	struct pipe *P = arg;
+	struct item *it;
+	double busy = 0;
+
+	while ((it = q_pop(&P->xq, 0, NULL)) != NULL) {
+		double t = sys_now();
+		process(P, it);
+		busy += sys_now() - t;
+	}
+	pthread_mutex_lock(&P->stat_mu);
+	P->extract_s += busy;
+	pthread_mutex_unlock(&P->stat_mu);
+	if (atomic_fetch_sub(&P->extractors_left, 1) == 1)
+		q_close(&P->sq);
+	return NULL;
+}
+
+/* ---- the run --------------------------------------------------------- */
+
+static void store(struct pipe *P, px_sink_fn sink, void *ctx, struct px_record *r,
+		  struct px_stats *st)
+{
+	struct sl_err e;
+
+	if (!atomic_load(&P->stop)) {
+		double t = sys_now();
+		int rc = sink(ctx, r, &e);
+		st->store_s += sys_now() - t;
+		if (rc != SL_OK)
+			set_fatal(P, &e);
+		else {
+			st->files++;
+			if (r->err_code)
+				st->errors++;
+		}
+	}
+	free((char *)r->path);
+	free(r);
+}
+
+int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o,
+	   px_sink_fn sink, void *sink_ctx, struct px_stats *st, struct sl_err *err)
+{
+	struct pipe P;
+	pthread_t *threads = NULL;
+	size_t nthreads = 0, nreaders = 0, g, i;
+	struct px_group_stats *gstats = NULL;
+	struct px_progress prog;
+	struct px_record *r;
+	double last_progress = 0;
+	int jobs, rc = SL_OK;
+
+	memset(st, 0, sizeof(*st));
+	memset(&P, 0, sizeof(P));
+	P.ft = ft;
+	P.pl = pl;
+	P.o = o;
+	P.budget.total = o->mem_budget ? o->mem_budget : (size_t)64 << 20;
+	if (P.budget.total < ((size_t)1 << 20))
+		P.budget.total = (size_t)1 << 20;
+	P.whole_max = P.budget.total / 4;
+	P.chunk = o->chunk ? o->chunk : (size_t)4 << 20;
+	if (P.chunk > P.whole_max)
+		P.chunk = P.whole_max;
+	jobs = o->jobs > 0 ? o->jobs : sys_cpu_count();
+	st->jobs = jobs;
+	pthread_mutex_init(&P.budget.mu, NULL);
+	pthread_cond_init(&P.budget.freed, NULL);
+	pthread_mutex_init(&P.order_mu, NULL);
+	pthread_cond_init(&P.order_cv, NULL);
+	pthread_mutex_init(&P.fatal_mu, NULL);
+	pthread_mutex_init(&P.stat_mu, NULL);
+	P.t0 = sys_now();
+
+	P.groups = calloc(pl->ngroups ? pl->ngroups : 1, sizeof(*P.groups));
+	gstats = calloc(pl->ngroups ? pl->ngroups : 1, sizeof(*gstats));
+	if (!P.groups || !gstats || q_init(&P.xq, QUEUE_CAP) || q_init(&P.sq, QUEUE_CAP)) {
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "pipeline: out of memory");
+		goto out;
+	}
+	for (g = 0; g < pl->ngroups; g++) {
+		const struct plan_group *pg = &pl->groups[g];
+		int n = pg->rotational == 0 ? (o->ssd_readers > 0 ? o->ssd_readers : 4) : 1;
+		if ((size_t)n > pg->count)
+			n = pg->count ? (int)pg->count : 1;
+		P.groups[g].P = &P;
+		P.groups[g].g = pg;
+		P.groups[g].index = g;
+		atomic_init(&P.groups[g].cursor, 0);
+		atomic_init(&P.groups[g].readers_left, n);
+		nreaders += (size_t)n;
+	}
+	threads = calloc(nreaders + (size_t)jobs + 1, sizeof(*threads));
+	if (!threads) {
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "pipeline: out of memory");
+		goto out;
+	}
+	atomic_init(&P.readers_left, (int)nreaders);
+	atomic_init(&P.extractors_left, jobs);
+	if (nreaders == 0) {
+		P.read_end = P.t0;
+		q_close(&P.xq);
+	}
+	for (i = 0; i < (size_t)jobs; i++) {
+		if (pthread_create(&threads[nthreads], NULL, extractor_main, &P) != 0)
+			break;
+		nthreads++;
+	}
+	if (nthreads == 0) {
+		rc = SL_FAIL(err, SL_E_RESOURCE, errno, "cannot start extractor threads");
+		goto out;
+	}
+	if (nthreads < (size_t)jobs &&
+	    atomic_fetch_sub(&P.extractors_left, jobs - (int)nthreads) == jobs - (int)nthreads)
+		q_close(&P.sq);
+	for (g = 0; g < pl->ngroups && nreaders; g++) {
+		int n = atomic_load(&P.groups[g].readers_left), k;
+		for (k = 0; k < n; k++) {
+			if (pthread_create(&threads[nthreads], NULL, reader_main, &P.groups[g]) != 0) {
+				struct sl_err e;
+				SL_FAIL(&e, SL_E_RESOURCE, errno, "cannot start reader thread");
+				set_fatal(&P, &e);
+				reader_exit(&P, &P.groups[g]);
+				continue;
+			}
+			nthreads++;
+		}
+	}
+	/* Groups with no reader (no files) finish at once. */
+	for (g = 0; g < pl->ngroups; g++)
+		if (pl->groups[g].count == 0)
+			P.groups[g].end = P.t0;
+
+	/* Entries the walk or locate pass could not use get their record now. */
+	for (i = 0; i < ft->nfiles; i++) {
+		const struct ft_file *f = &ft->files[i];
+		struct px_record er;
+		struct sl_err e;
+		char *path;
+		if (!(f->flags & FT_FAILED) || atomic_load(&P.stop))
+			continue;
+		path = path_of(&P, (uint32_t)i);
+		if (!path) {
+			nomem(&P);
+			break;
+		}
+		memset(&er, 0, sizeof(er));
+		er.file = (uint32_t)i;
+		er.path = path;
+		er.dev = ft->devs[f->dev].st_dev;
+		er.ino = f->ino;
+		er.size = f->size;
+		er.mtime_ns = f->mtime_ns;
+		fill_location(ft, &er);
+		er.is_dir = (f->flags & FT_DIR) != 0;
+		er.err_code = SL_E_IO;
+		snprintf(er.error, sizeof(er.error), "%s", ftab_str(ft, f->err));
+		if (sink(sink_ctx, &er, &e) != SL_OK)
+			set_fatal(&P, &e);
+		else {
+			st->files++;
+			st->errors++;
+		}
+		free(path);
+	}
+
+	memset(&prog, 0, sizeof(prog));
+	prog.files_total = pl->n;
+	for (g = 0; g < pl->ngroups; g++)
+		prog.bytes_total += pl->groups[g].bytes;
+	for (;;) {
+		int timed_out;
+		r = q_pop(&P.sq, o->progress ? 0.25 : 0, &timed_out);
+		if (r)
+			store(&P, sink, sink_ctx, r, st);
+		else if (!timed_out)
+			break;
+		if (o->progress && sys_now() - last_progress >= 0.25) {
+			last_progress = sys_now();
+			prog.files_done = st->files;
+			prog.bytes_done = atomic_load(&P.bytes_read);
+			prog.elapsed = last_progress - P.t0;
+			o->progress(o->progress_ctx, &prog);
+		}
+	}
+	for (i = 0; i < nthreads; i++)
+		pthread_join(threads[i], NULL);
+
+	st->bytes = atomic_load(&P.bytes_read);
+	st->read_s = (P.read_end ? P.read_end : sys_now()) - P.t0;
+	st->extract_s = P.extract_s;
+	st->wall_s = sys_now() - P.t0;
+	st->peak_inflight = P.budget.peak;
+	for (g = 0; g < pl->ngroups; g++) {
+		gstats[g].read_s = (P.groups[g].end ? P.groups[g].end : P.read_end) - P.t0;
+		gstats[g].files = pl->groups[g].count;
+		gstats[g].bytes = pl->groups[g].bytes;
+	}
+	st->groups = gstats;
+	st->ngroups = pl->ngroups;
+	gstats = NULL;
+	if (rc == SL_OK && P.fatal) {
+		*err = P.fatal_err;
+		rc = P.fatal;
+	} else if (rc == SL_OK && o->cancel && atomic_load(o->cancel)) {
+		rc = SL_FAIL(err, SL_E_CANCELLED, 0, "scan interrupted");
+	}
+out:
+	free(threads);
+	free(gstats);
+	free(P.groups);
+	q_destroy(&P.xq);
+	q_destroy(&P.sq);
+	pthread_mutex_destroy(&P.budget.mu);
+	pthread_cond_destroy(&P.budget.freed);
+	pthread_mutex_destroy(&P.order_mu);
+	pthread_cond_destroy(&P.order_cv);
+	pthread_mutex_destroy(&P.fatal_mu);
+	pthread_mutex_destroy(&P.stat_mu);
+	return rc;
+}
+
+void px_stats_free(struct px_stats *st)
+{
+	if (!st)
+		return;
+	free(st->groups);
+	st->groups = NULL;
+	st->ngroups = 0;
+}

@@ -1,0 +1,97 @@
+/* pipeline.h - read -> extract -> store, with bounded memory.
+ *
+ * Threads: per plan group, one reader on a disk with a seek penalty (reads
+ * must follow the plan exactly) or several on one without; one extractor per
+ * core; and the caller's thread, which hands finished records to the sink one
+ * at a time (the single database writer).  Bytes in flight between readers
+ * and extractors are capped by a budget; a file larger than a quarter of the
+ * budget is streamed in chunks, hashed as they arrive, its metadata taken from
+ * the first chunk.  Nothing here waits on I/O while holding memory another
+ * stage needs, so the stages always make progress (docs/design.md, "Pipeline").
+ */
+#ifndef SL_PIPELINE_H
+#define SL_PIPELINE_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "indexer/extract.h"
+#include "scanner/ftab.h"
+#include "scanner/plan.h"
+
+/* One file's outcome, handed to the sink.  Valid only during the call. */
+struct px_record {
+	uint32_t file;       /* ftab index */
+	const char *path;
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t size;       /* bytes read (the stat size when not read) */
+	int64_t mtime_ns;
+	uint64_t phys;       /* meaningful with FT_LOCATED in ext_flags */
+	uint32_t fragments;
+	uint16_t ext_flags;  /* FT_* location flags of the file */
+	int is_dir;          /* an unlistable directory, not a file */
+	int read;            /* content was read: hash and meta are valid */
+	char hash[33];
+	struct x_meta meta;
+	int err_code;        /* SL_OK, or the per-file error class */
+	char error[384];
+};
+
+/* Store one record.  A non-OK return stops the run (the error is reported as
+ * the run's fatal error). */
+typedef int (*px_sink_fn)(void *ctx, const struct px_record *r, struct sl_err *err);
+
+struct px_progress {
+	uint64_t files_done;
+	uint64_t files_total;
+	uint64_t bytes_done;
+	uint64_t bytes_total;
+	double elapsed;
+};
+typedef void (*px_progress_fn)(void *ctx, const struct px_progress *p);
+
+struct px_opts {
+	int jobs;            /* extractor threads; 0 = one per CPU */
+	int ssd_readers;     /* readers per group without seek penalty; 0 = 4 */
+	size_t mem_budget;   /* file bytes in flight; 0 = 64 MiB */
+	size_t chunk;        /* read size for streamed files; 0 = 4 MiB */
+	int keep_cache;      /* do not drop the pages this scan brought in */
+	atomic_int *cancel;  /* when set: stop starting files, store what is done */
+	px_progress_fn progress;
+	void *progress_ctx;
+};
+
+struct px_group_stats {
+	double read_s;       /* wall time until the group's last reader finished */
+	uint64_t files;
+	uint64_t bytes;
+};
+
+struct px_stats {
+	uint64_t files;      /* records stored */
+	uint64_t bytes;      /* file bytes read */
+	uint64_t errors;     /* records carrying a per-file error */
+	double read_s;       /* wall time until every reader finished */
+	double extract_s;    /* busy time summed over extractor threads */
+	double store_s;      /* time inside the sink */
+	double wall_s;
+	uint64_t peak_inflight; /* highest bytes held between reader and extractor */
+	int jobs;
+	struct px_group_stats *groups; /* plan->ngroups entries; px_stats_free */
+	size_t ngroups;
+};
+
+/* Read every file of the plan and store a record for it, plus one for every
+ * entry of ft the walk or locate pass marked failed.  Returns SL_OK when all
+ * records were stored (some may carry per-file errors: st->errors);
+ * SL_E_CANCELLED when *cancel stopped it; otherwise the fatal error (sink
+ * failure, SL_E_RESOURCE, SL_E_NOMEM) that stopped it.  *st is filled either
+ * way; release with px_stats_free. */
+int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o,
+	   px_sink_fn sink, void *sink_ctx, struct px_stats *st, struct sl_err *err);
+void px_stats_free(struct px_stats *st);
+
+#endif

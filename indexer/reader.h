@@ -1,0 +1,58 @@
+/* reader.h - reading one file's bytes, the platform seam of the indexer.
+ *
+ * The pipeline (pipeline.h) decides what to read and when; this module only
+ * knows how: open without updating atime where allowed, read with short reads
+ * and interruptions resumed, hint the kernel, and after reading drop from the
+ * page cache what the scan itself brought in, so a nightly scan leaves the
+ * user's cache as it found it.  No mmap: an I/O error or a file truncated
+ * under us must be an error code, not SIGBUS.
+ *
+ * Implementations: reader_posix.c (pread), reader_win.c (ReadFile).
+ */
+#ifndef SL_READER_H
+#define SL_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+
+struct rd_file;
+
+struct rd_info {
+	uint64_t dev;
+	uint64_t ino;
+	uint64_t size;
+	int64_t mtime_ns;
+};
+
+/* Open a regular file for reading (never a symlink target, never blocking on
+ * a FIFO that replaced it).  Returns SL_OK; SL_E_IO for per-file failures
+ * (vanished, permission, not a regular file); SL_E_RESOURCE when descriptors
+ * or memory ran out.  *out is NULL on failure. */
+int rd_open(const char *path, struct rd_file **out, struct rd_info *info, struct sl_err *err);
+
+/* Read up to len bytes at off into buf.  Short reads and interruptions are
+ * resumed, so *got < len only at end of file.  Returns SL_OK or SL_E_IO
+ * (*got then says how much arrived before the error). */
+int rd_read(struct rd_file *f, void *buf, size_t len, uint64_t off, size_t *got,
+	    struct sl_err *err);
+
+/* Current identity and size, to notice a file modified while being read. */
+int rd_stat(struct rd_file *f, struct rd_info *info, struct sl_err *err);
+
+/* Tell the kernel the whole file will be read front to back now. */
+void rd_advise_sequential(struct rd_file *f);
+
+/* Close; unless keep_cache, first drop the file's pages from the page cache
+ * when they were not cached before rd_open.  rd_close(NULL) is a no-op. */
+void rd_close(struct rd_file *f, int keep_cache);
+
+/* Fault injection for tests: the (skip+1)-th next call of op fails as
+ * described, once.  RD_FAULT_NONE clears.  Not for production use. */
+enum rd_op { RD_OP_OPEN, RD_OP_READ };
+enum rd_fault { RD_FAULT_NONE, RD_FAULT_EIO, RD_FAULT_EINTR, RD_FAULT_SHORT, RD_FAULT_EMFILE,
+		RD_FAULT_EACCES };
+void rd_inject(enum rd_op op, enum rd_fault fault, int skip);
+
+#endif

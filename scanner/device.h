@@ -1,0 +1,38 @@
+/* device.h - what kind of storage a file system lives on.
+ *
+ * For each st_dev the probe finds the mount (file system type, source) and
+ * the whole disk underneath it: partitions map to their disk, device-mapper
+ * and md devices to the disks they are built on, btrfs's anonymous device
+ * numbers to the block device named by the mount.  The disk says whether it
+ * has a seek penalty (Linux: queue/rotational; Windows: IncursSeekPenalty).
+ * Files on partitions of one disk share one reader (plan.h), and their
+ * offsets are made disk-absolute with the partition start.
+ *
+ * Implementations: device_linux.c, device_win.c.
+ */
+#ifndef SL_DEVICE_H
+#define SL_DEVICE_H
+
+#include <stdint.h>
+
+#include "common/err.h"
+
+struct dev_info {
+	uint64_t st_dev;
+	char fstype[32];      /* "ext4", "tmpfs"...; "?" when unknown */
+	char source[128];     /* what was mounted: "/dev/sda1", "tmpfs" */
+	char mount[256];      /* where */
+	char disk[64];        /* whole-disk name ("sda", "loop3", "dm-0"); "" if none */
+	int rotational;       /* 1 seek penalty, 0 none, -1 unknown */
+	uint64_t part_start;  /* byte offset of the file system on the disk */
+	char how[192];        /* how rotational was decided, for reports */
+};
+
+/* Fill *out for the file system with device number st_dev.  Never fails for
+ * lack of information (unknown fields say so); returns SL_OK, or SL_E_NOMEM. */
+int dev_probe(uint64_t st_dev, struct dev_info *out, struct sl_err *err);
+
+/* Human form of a device number ("8:1"). */
+void dev_number(uint64_t st_dev, char *buf, unsigned len);
+
+#endif

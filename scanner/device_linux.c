@@ -1,0 +1,226 @@
+/* device_linux.c - /proc/self/mountinfo and sysfs. */
+#include "scanner/device.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+
+void dev_number(uint64_t st_dev, char *buf, unsigned len)
+{
+	snprintf(buf, len, "%u:%u", major((dev_t)st_dev), minor((dev_t)st_dev));
+}
+
+/* mountinfo escapes space, tab, newline and backslash as \ooo. */
+static void unescape(char *s)
+{
+	char *o = s;
+	while (*s) {
+		if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+		    s[3] >= '0' && s[3] <= '7') {
+			*o++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
+			s += 4;
+		} else {
+			*o++ = *s++;
+		}
+	}
+	*o = '\0';
+}
+
+/* Bounded copy; a name too long for dst is cut, never overrun. */
+static void copy(char *dst, size_t cap, const char *src)
+{
+	size_t n = strlen(src);
+	if (n >= cap)
+		n = cap - 1;
+	memcpy(dst, src, n);
+	dst[n] = '\0';
+}
+
+/* Fields: id parent maj:min root mountpoint options [optional...] - fstype source superopts */
+static void find_mount(uint64_t st_dev, struct dev_info *out)
+{
+	char want[32], line[4096];
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	dev_number(st_dev, want, sizeof(want));
+	if (!f)
+		return;
+	while (fgets(line, sizeof(line), f)) {
+		char *save = NULL, *tok, *mnt = NULL;
+		int field = 0;
+		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+			field++;
+			if (field == 3 && strcmp(tok, want) != 0)
+				break;
+			if (field == 5)
+				mnt = tok;
+			if (field > 6 && strcmp(tok, "-") == 0) {
+				char *type = strtok_r(NULL, " \n", &save);
+				char *src = strtok_r(NULL, " \n", &save);
+				if (type)
+					copy(out->fstype, sizeof(out->fstype), type);
+				if (src) {
+					unescape(src);
+					copy(out->source, sizeof(out->source), src);
+				}
+				if (mnt) {
+					unescape(mnt);
+					copy(out->mount, sizeof(out->mount), mnt);
+				}
+				fclose(f);
+				return;
+			}
+		}
+	}
+	fclose(f);
+}
+
+static int read_line(const char *path, char *buf, size_t len)
+{
+	FILE *f = fopen(path, "re");
+	size_t n;
+
+	if (!f)
+		return -1;
+	if (!fgets(buf, (int)len, f)) {
+		fclose(f);
+		return -1;
+	}
+	fclose(f);
+	n = strlen(buf);
+	while (n > 0 && (buf[n - 1] == '\n' || buf[n - 1] == ' '))
+		buf[--n] = '\0';
+	return 0;
+}
+
+static int exists(const char *path)
+{
+	struct stat st;
+	return stat(path, &st) == 0;
+}
+
+/* The sysfs directory of the whole disk holding block device dir (a
+ * resolved /sys/devices/... path); *start gets the partition offset. */
+static void whole_disk(const char *dir, char *disk, size_t cap, uint64_t *start)
+{
+	char p[PATH_MAX + 32], v[64];
+
+	*start = 0;
+	snprintf(p, sizeof(p), "%s/partition", dir);
+	if (exists(p)) {
+		const char *slash;
+		snprintf(p, sizeof(p), "%s/start", dir);
+		if (read_line(p, v, sizeof(v)) == 0)
+			*start = strtoull(v, NULL, 10) * 512u;
+		slash = strrchr(dir, '/');
+		if (slash && (size_t)(slash - dir) < cap) {
+			memcpy(disk, dir, (size_t)(slash - dir));
+			disk[slash - dir] = '\0';
+			return;
+		}
+	}
+	copy(disk, cap, dir);
+}
+
+/* Rotational flag of a resolved disk directory, following dm/md slaves.
+ * Returns 1, 0 or -1 and appends what it saw to how. */
+static int rotational_of(const char *diskdir, char *how, size_t howcap, int depth)
+{
+	char p[PATH_MAX + 32], v[16];
+	const char *name = strrchr(diskdir, '/');
+	DIR *d;
+	struct dirent *de;
+	int any = -1, nslaves = 0;
+	size_t hl;
+
+	name = name ? name + 1 : diskdir;
+	snprintf(p, sizeof(p), "%s/slaves", diskdir);
+	d = depth < 8 ? opendir(p) : NULL;
+	if (d) {
+		while ((de = readdir(d)) != NULL) {
+			char link[PATH_MAX + 300], *res, sub[PATH_MAX];
+			uint64_t ignored;
+			int r;
+			if (de->d_name[0] == '.')
+				continue;
+			snprintf(link, sizeof(link), "%s/%s", p, de->d_name);
+			res = realpath(link, NULL);
+			if (!res)
+				continue;
+			whole_disk(res, sub, sizeof(sub), &ignored);
+			free(res);
+			hl = strlen(how);
+			snprintf(how + hl, howcap - hl, "%s%s over ", nslaves ? ", " : "", name);
+			r = rotational_of(sub, how, howcap, depth + 1);
+			nslaves++;
+			if (r == 1 || (r == 0 && any == -1))
+				any = r;
+		}
+		closedir(d);
+		if (nslaves)
+			return any;
+	}
+	snprintf(p, sizeof(p), "%s/queue/rotational", diskdir);
+	hl = strlen(how);
+	if (read_line(p, v, sizeof(v)) != 0) {
+		snprintf(how + hl, howcap - hl, "%s (no queue/rotational)", name);
+		return -1;
+	}
+	snprintf(how + hl, howcap - hl, "%s queue/rotational=%s", name, v);
+	snprintf(p, sizeof(p), "%s/loop/backing_file", diskdir);
+	{
+		char back[200];
+		if (read_line(p, back, sizeof(back)) == 0) {
+			hl = strlen(how);
+			snprintf(how + hl, howcap - hl, " (backed by %s)", back);
+		}
+	}
+	return v[0] == '1' ? 1 : v[0] == '0' ? 0 : -1;
+}
+
+int dev_probe(uint64_t st_dev, struct dev_info *out, struct sl_err *err)
+{
+	char sys[64], diskdir[PATH_MAX];
+	char *res;
+	dev_t blk = (dev_t)st_dev;
+	const char *name;
+
+	(void)err;
+	memset(out, 0, sizeof(*out));
+	out->st_dev = st_dev;
+	out->rotational = -1;
+	copy(out->fstype, sizeof(out->fstype), "?");
+	find_mount(st_dev, out);
+
+	if (major(blk) == 0) {
+		/* Anonymous device (btrfs, overlay, tmpfs, FUSE...): the mount
+		 * source may still name the block device. */
+		struct stat st;
+		if (strncmp(out->source, "/dev/", 5) == 0 && stat(out->source, &st) == 0 &&
+		    S_ISBLK(st.st_mode)) {
+			blk = st.st_rdev;
+		} else {
+			snprintf(out->how, sizeof(out->how), "%s is not backed by a block device",
+				 out->fstype);
+			return SL_OK;
+		}
+	}
+	snprintf(sys, sizeof(sys), "/sys/dev/block/%u:%u", major(blk), minor(blk));
+	res = realpath(sys, NULL);
+	if (!res) {
+		snprintf(out->how, sizeof(out->how), "no sysfs entry for block device %u:%u",
+			 major(blk), minor(blk));
+		return SL_OK;
+	}
+	whole_disk(res, diskdir, sizeof(diskdir), &out->part_start);
+	free(res);
+	name = strrchr(diskdir, '/');
+	copy(out->disk, sizeof(out->disk), name ? name + 1 : diskdir);
+	out->rotational = rotational_of(diskdir, out->how, sizeof(out->how), 0);
+	return SL_OK;
+}

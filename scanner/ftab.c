@@ -1,0 +1,232 @@
+#include "scanner/ftab.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void ftab_init(struct ftab *ft)
+{
+	memset(ft, 0, sizeof(*ft));
+}
+
+void ftab_free(struct ftab *ft)
+{
+	if (!ft)
+		return;
+	free(ft->files);
+	free(ft->dirs);
+	free(ft->names);
+	free(ft->devs);
+	free(ft->seen);
+	memset(ft, 0, sizeof(*ft));
+}
+
+static int add_name(struct ftab *ft, const char *s, size_t len, uint32_t *off)
+{
+	if (ft->names_len == 0) {
+		/* offset 0 is the empty string, so err == 0 reads as "none" */
+		if (sl_grow(&ft->names, &ft->names_cap, 1, 1) != 0)
+			return -1;
+		ft->names[0] = '\0';
+		ft->names_len = 1;
+	}
+	if (ft->names_len + len + 1 > UINT32_MAX)
+		return -1;
+	if (sl_grow(&ft->names, &ft->names_cap, ft->names_len + len + 1, 1) != 0)
+		return -1;
+	memcpy(ft->names + ft->names_len, s, len);
+	ft->names[ft->names_len + len] = '\0';
+	*off = (uint32_t)ft->names_len;
+	ft->names_len += len + 1;
+	return 0;
+}
+
+int ftab_add_dir(struct ftab *ft, uint32_t parent, const char *name, size_t len, uint32_t *id,
+		 struct sl_err *err)
+{
+	struct ft_dir *d;
+
+	if (ft->ndirs >= FT_NONE ||
+	    sl_grow(&ft->dirs, &ft->cap_dirs, ft->ndirs + 1, sizeof(*ft->dirs)) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "directory table: out of memory");
+	d = &ft->dirs[ft->ndirs];
+	if (add_name(ft, name, len, &d->name) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "name arena: out of memory");
+	d->parent = parent;
+	*id = (uint32_t)ft->ndirs++;
+	return SL_OK;
+}
+
+int ftab_add_file(struct ftab *ft, uint32_t dir, const char *name, size_t len, uint64_t ino,
+		  uint16_t dev, uint32_t *id, struct sl_err *err)
+{
+	struct ft_file *f;
+
+	if (ft->nfiles >= FT_NONE ||
+	    sl_grow(&ft->files, &ft->cap_files, ft->nfiles + 1, sizeof(*ft->files)) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "file table: out of memory");
+	f = &ft->files[ft->nfiles];
+	memset(f, 0, sizeof(*f));
+	if (add_name(ft, name, len, &f->name) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "name arena: out of memory");
+	f->dir = dir;
+	f->ino = ino;
+	f->dev = dev;
+	if (id)
+		*id = (uint32_t)ft->nfiles;
+	ft->nfiles++;
+	return SL_OK;
+}
+
+int ftab_dev(struct ftab *ft, uint64_t st_dev, uint16_t *idx, struct sl_err *err)
+{
+	size_t i;
+
+	for (i = 0; i < ft->ndevs; i++) {
+		if (ft->devs[i].st_dev == st_dev) {
+			*idx = (uint16_t)i;
+			return SL_OK;
+		}
+	}
+	if (ft->ndevs >= UINT16_MAX)
+		return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "more than %u file systems", UINT16_MAX);
+	if (sl_grow(&ft->devs, &ft->cap_devs, ft->ndevs + 1, sizeof(*ft->devs)) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "device table: out of memory");
+	ft->devs[ft->ndevs].st_dev = st_dev;
+	ft->devs[ft->ndevs].extents = -1;
+	ft->devs[ft->ndevs].extents_errno = 0;
+	*idx = (uint16_t)ft->ndevs++;
+	return SL_OK;
+}
+
+int ftab_fail(struct ftab *ft, uint32_t file, const char *msg, struct sl_err *err)
+{
+	uint32_t off;
+
+	if (add_name(ft, msg, strlen(msg), &off) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "name arena: out of memory");
+	ft->files[file].err = off;
+	ft->files[file].flags |= FT_FAILED;
+	return SL_OK;
+}
+
+/* Open addressing over (dev, ino) pairs packed as two slots; a zero pair is
+ * the empty marker, so ino 0 (never a real directory) is shifted. */
+static uint64_t mix(uint64_t a, uint64_t b)
+{
+	uint64_t h = a * 0x9E3779B97F4A7C15ull ^ (b + 0x632BE59BD9B4E019ull);
+	h ^= h >> 31;
+	h *= 0xBF58476D1CE4E5B9ull;
+	return h ^ (h >> 29);
+}
+
+static int seen_insert(uint64_t *tab, size_t cap, uint64_t dev, uint64_t ino)
+{
+	size_t i = (size_t)(mix(dev, ino) & (cap - 1));
+
+	for (;;) {
+		uint64_t *slot = &tab[2 * i];
+		if (slot[0] == 0 && slot[1] == 0) {
+			slot[0] = dev + 1;
+			slot[1] = ino;
+			return 0;
+		}
+		if (slot[0] == dev + 1 && slot[1] == ino)
+			return 1;
+		i = (i + 1) & (cap - 1);
+	}
+}
+
+int ftab_seen_dir(struct ftab *ft, uint64_t dev, uint64_t ino)
+{
+	int r;
+
+	if ((ft->seen_used + 1) * 2 > ft->seen_cap) {
+		size_t ncap = ft->seen_cap ? ft->seen_cap * 2 : 256, i;
+		uint64_t *nt = calloc(ncap, 2 * sizeof(uint64_t));
+		if (!nt)
+			return -1;
+		for (i = 0; i < ft->seen_cap; i++) {
+			uint64_t *s = &ft->seen[2 * i];
+			if (s[0] || s[1])
+				seen_insert(nt, ncap, s[0] - 1, s[1]);
+		}
+		free(ft->seen);
+		ft->seen = nt;
+		ft->seen_cap = ncap;
+	}
+	r = seen_insert(ft->seen, ft->seen_cap, dev, ino);
+	if (r == 0)
+		ft->seen_used++;
+	return r;
+}
+
+int ftab_dir_path(const struct ftab *ft, uint32_t dir, struct strbuf *sb)
+{
+	uint32_t chain[256];
+	uint32_t *stack = chain;
+	size_t n = 0, cap = sizeof(chain) / sizeof(chain[0]);
+	uint32_t d;
+	int rc = 0;
+
+	for (d = dir; d != FT_NONE; d = ft->dirs[d].parent) {
+		if (n == cap) {
+			uint32_t *ns;
+			if (stack == chain) {
+				ns = malloc(2 * cap * sizeof(*ns));
+				if (ns)
+					memcpy(ns, chain, sizeof(chain));
+			} else {
+				ns = realloc(stack, 2 * cap * sizeof(*ns));
+			}
+			if (!ns) {
+				rc = -1;
+				goto out;
+			}
+			stack = ns;
+			cap *= 2;
+		}
+		stack[n++] = d;
+	}
+	while (n > 0) {
+		const char *name = ft->names + ft->dirs[stack[--n]].name;
+		if (sb->len > 0 && sb->p[sb->len - 1] != '/')
+			sb_addc(sb, '/');
+		sb_adds(sb, name);
+	}
+	rc = sb->oom ? -1 : 0;
+out:
+	if (stack != chain)
+		free(stack);
+	return rc;
+}
+
+int ftab_path(const struct ftab *ft, uint32_t file, struct strbuf *sb)
+{
+	const struct ft_file *f = &ft->files[file];
+
+	if (ftab_dir_path(ft, f->dir, sb) != 0)
+		return -1;
+	if (f->flags & FT_DIR)
+		return 0; /* the entry names its own directory */
+	if (sb->len > 0 && sb->p[sb->len - 1] != '/')
+		sb_addc(sb, '/');
+	sb_adds(sb, ft->names + f->name);
+	return sb->oom ? -1 : 0;
+}
+
+const char *ftab_placement(uint16_t flags)
+{
+	if (flags & FT_LOCATED)
+		return "physical";
+	if (flags & FT_NOEXT)
+		return "no-extent-map";
+	if (flags & FT_INLINE)
+		return "inline";
+	if (flags & FT_UNKNOWN)
+		return "unallocated";
+	if (flags & FT_ENCODED)
+		return "encoded";
+	if (flags & FT_EMPTY)
+		return "empty";
+	return "unknown";
+}

@@ -1,0 +1,113 @@
+/* ftab.h - the compact table of what the walk found.
+ *
+ * A photo drive may hold a million files, so the table stores no full paths:
+ * each directory is (parent, name) and each file (dir, name), with all names
+ * in one arena.  One file costs sizeof(struct ft_file) (56 bytes) plus its
+ * name; docs/benchmarks.md measures the whole plan at 1M entries.
+ *
+ * Files are appended in enumeration order, so a file's index is its position
+ * in "fs" order.  The walk fills dir/name/ino/dev; the locate pass (locate.h)
+ * fills the rest.  Not thread-safe for writing; readers may share it once the
+ * walk and locate passes are over.
+ */
+#ifndef SL_FTAB_H
+#define SL_FTAB_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/strbuf.h"
+
+#define FT_NONE UINT32_MAX
+
+/* ft_file.flags */
+enum {
+	FT_STATED = 1u << 0,   /* size/mtime/ino come from fstat */
+	FT_LOCATED = 1u << 1,  /* phys is the first physical byte of the data */
+	FT_INLINE = 1u << 2,   /* data lives in the inode/metadata */
+	FT_UNKNOWN = 1u << 3,  /* location unknown (delayed allocation...) */
+	FT_ENCODED = 1u << 4,  /* compressed/encrypted extents */
+	FT_EMPTY = 1u << 5,    /* no data extents (empty or all holes) */
+	FT_NOEXT = 1u << 6,    /* the file system has no extent map (FIEMAP) */
+	FT_FAILED = 1u << 7,   /* err holds why it cannot be read */
+	FT_DIR = 1u << 8       /* entry is a directory that could not be listed */
+};
+
+struct ft_dir {
+	uint32_t parent; /* FT_NONE for a root; its name is then the absolute path */
+	uint32_t name;   /* offset in the name arena */
+};
+
+struct ft_file {
+	uint64_t ino;
+	uint64_t size;
+	int64_t mtime_ns;
+	uint64_t phys;      /* first physical byte offset on its file system */
+	uint32_t dir;
+	uint32_t name;
+	uint32_t fragments; /* physically discontiguous runs of extents */
+	uint32_t err;       /* offset of an error message in the arena, 0 = none */
+	uint16_t dev;       /* index into ftab.devs */
+	uint16_t flags;
+};
+
+/* One file system seen by the walk. */
+struct ft_dev {
+	uint64_t st_dev;
+	int extents;       /* 1 FIEMAP works, 0 unsupported, -1 not tried yet */
+	int extents_errno; /* why not, when extents == 0 */
+};
+
+struct ftab {
+	struct ft_file *files;
+	size_t nfiles, cap_files;
+	struct ft_dir *dirs;
+	size_t ndirs, cap_dirs;
+	char *names;
+	size_t names_len, names_cap;
+	struct ft_dev *devs;
+	size_t ndevs, cap_devs;
+	/* directories already walked, as (dev, ino): loops and overlapping roots */
+	uint64_t *seen;
+	size_t seen_cap, seen_used;
+};
+
+void ftab_init(struct ftab *ft);
+void ftab_free(struct ftab *ft);
+
+/* Add a directory; root directories pass parent FT_NONE and their absolute
+ * path as name.  Returns SL_OK or SL_E_NOMEM; *id is the new directory. */
+int ftab_add_dir(struct ftab *ft, uint32_t parent, const char *name, size_t len, uint32_t *id,
+		 struct sl_err *err);
+
+/* Add a regular file found in dir.  Returns SL_OK or SL_E_NOMEM. */
+int ftab_add_file(struct ftab *ft, uint32_t dir, const char *name, size_t len, uint64_t ino,
+		  uint16_t dev, uint32_t *id, struct sl_err *err);
+
+/* Index of the device with this st_dev, adding it on first sight.
+ * Returns SL_OK, SL_E_NOMEM, or SL_E_UNSUPPORTED beyond 65535 devices. */
+int ftab_dev(struct ftab *ft, uint64_t st_dev, uint16_t *idx, struct sl_err *err);
+
+/* Mark a file failed with a message (copied).  Returns SL_OK or SL_E_NOMEM. */
+int ftab_fail(struct ftab *ft, uint32_t file, const char *msg, struct sl_err *err);
+
+/* Record that directory (dev, ino) is being walked.  Returns 1 if it was
+ * already walked (a loop or an overlapping root), 0 if new, -1 on no memory. */
+int ftab_seen_dir(struct ftab *ft, uint64_t dev, uint64_t ino);
+
+/* Append the full path of a file (or, with ftab_dir_path, a directory) to sb.
+ * Returns 0, or -1 when memory ran out. */
+int ftab_path(const struct ftab *ft, uint32_t file, struct strbuf *sb);
+int ftab_dir_path(const struct ftab *ft, uint32_t dir, struct strbuf *sb);
+
+/* Where a located file's read position comes from, by its flags:
+ * "physical", "inline", "unallocated", "encoded", "empty", "no-extent-map". */
+const char *ftab_placement(uint16_t flags);
+
+static inline const char *ftab_str(const struct ftab *ft, uint32_t off)
+{
+	return ft->names + off;
+}
+
+#endif

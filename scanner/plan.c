@@ -1,0 +1,339 @@
+#include "scanner/plan.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/sys.h"
+
+static const char *const order_names[] = {"auto", "physical", "inode", "fs", "path", "random"};
+
+const char *plan_order_name(int order)
+{
+	if (order < 0 || order > PLAN_RANDOM)
+		return "?";
+	return order_names[order];
+}
+
+int plan_order_parse(const char *s, int *order)
+{
+	int i;
+	for (i = 0; i <= PLAN_RANDOM; i++) {
+		if (strcmp(s, order_names[i]) == 0) {
+			*order = i;
+			return 0;
+		}
+	}
+	return -1;
+}
+
+int plan_decide(int requested, int rotational, int extents, const char *how, const char *fstype,
+		int ext_errno, char *reason, size_t cap)
+{
+	char why[128] = "";
+
+	if (!extents) {
+		if (ext_errno)
+			sys_strerror(ext_errno, why, sizeof(why));
+		else
+			snprintf(why, sizeof(why), "not available");
+	}
+	switch (requested) {
+	case PLAN_AUTO:
+		if (rotational == 0) {
+			snprintf(reason, cap, "no seek penalty (%s): enumeration order", how);
+			return PLAN_FS;
+		}
+		if (extents) {
+			snprintf(reason, cap, "%s (%s) and extent maps available: by first physical offset",
+				 rotational == 1 ? "rotational" : "seek penalty unknown, assumed", how);
+			return PLAN_PHYSICAL;
+		}
+		snprintf(reason, cap, "no extent map on %s (%s): by inode number instead", fstype, why);
+		return PLAN_INODE;
+	case PLAN_PHYSICAL:
+		if (extents) {
+			snprintf(reason, cap, "requested; by first physical offset");
+			return PLAN_PHYSICAL;
+		}
+		snprintf(reason, cap,
+			 "physical requested, but no extent map on %s (%s): fell back to inode order",
+			 fstype, why);
+		return PLAN_INODE;
+	default:
+		snprintf(reason, cap, "requested");
+		return requested;
+	}
+}
+
+struct key {
+	uint64_t k0, k1, k2;
+	uint32_t idx;
+};
+
+static int cmp_key(const void *a, const void *b)
+{
+	const struct key *x = a, *y = b;
+	if (x->k0 != y->k0)
+		return x->k0 < y->k0 ? -1 : 1;
+	if (x->k1 != y->k1)
+		return x->k1 < y->k1 ? -1 : 1;
+	if (x->k2 != y->k2)
+		return x->k2 < y->k2 ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static int sort_by_keys(const struct ftab *ft, const struct dev_info *devs, uint32_t *seq, size_t n,
+			int order, size_t *located)
+{
+	struct key *k = malloc((n ? n : 1) * sizeof(*k));
+	size_t i;
+
+	if (!k)
+		return -1;
+	*located = 0;
+	for (i = 0; i < n; i++) {
+		const struct ft_file *f = &ft->files[seq[i]];
+		uint64_t dev = ft->devs[f->dev].st_dev;
+		k[i].idx = seq[i];
+		if (order == PLAN_PHYSICAL && (f->flags & FT_LOCATED)) {
+			k[i].k0 = 0;
+			k[i].k1 = devs[f->dev].part_start + f->phys;
+			k[i].k2 = f->ino;
+			(*located)++;
+		} else {
+			k[i].k0 = 1;
+			k[i].k1 = dev;
+			k[i].k2 = f->ino;
+		}
+	}
+	qsort(k, n, sizeof(*k), cmp_key);
+	for (i = 0; i < n; i++)
+		seq[i] = k[i].idx;
+	free(k);
+	return 0;
+}
+
+static const char *path_base;
+static const uint32_t *path_off;
+
+static int cmp_path(const void *a, const void *b)
+{
+	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+	int c = strcmp(path_base + path_off[x], path_base + path_off[y]);
+	return c ? c : (x < y ? -1 : x > y);
+}
+
+/* Bytewise order of full paths; builds them once, for this order only. */
+static int sort_by_path(const struct ftab *ft, uint32_t *seq, size_t n)
+{
+	struct strbuf all = STRBUF_INIT;
+	uint32_t *off = NULL, *pos = NULL;
+	size_t i;
+	int rc = -1;
+
+	off = malloc((n ? n : 1) * sizeof(*off));
+	pos = malloc((n ? n : 1) * sizeof(*pos));
+	if (!off || !pos)
+		goto out;
+	for (i = 0; i < n; i++) {
+		off[i] = (uint32_t)all.len;
+		if (ftab_path(ft, seq[i], &all) != 0 || sb_addc(&all, '\0') != 0 ||
+		    all.len > UINT32_MAX)
+			goto out;
+		pos[i] = (uint32_t)i;
+	}
+	/* qsort has no context argument in C11; this runs on one thread. */
+	path_base = all.p;
+	path_off = off;
+	qsort(pos, n, sizeof(*pos), cmp_path);
+	path_base = NULL;
+	path_off = NULL;
+	for (i = 0; i < n; i++)
+		off[i] = seq[pos[i]];
+	memcpy(seq, off, n * sizeof(*seq));
+	rc = 0;
+out:
+	free(off);
+	free(pos);
+	sb_free(&all);
+	return rc;
+}
+
+static uint64_t splitmix(uint64_t *s)
+{
+	uint64_t z = (*s += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
+static void shuffle(uint32_t *seq, size_t n, uint64_t seed)
+{
+	uint64_t s = seed;
+	size_t i;
+	for (i = n; i > 1; i--) {
+		size_t j = (size_t)(splitmix(&s) % i);
+		uint32_t t = seq[i - 1];
+		seq[i - 1] = seq[j];
+		seq[j] = t;
+	}
+}
+
+void plan_free(struct plan *p)
+{
+	if (!p)
+		return;
+	free(p->seq);
+	free(p->groups);
+	free(p->dev_group);
+	memset(p, 0, sizeof(*p));
+}
+
+static void group_name(const struct dev_info *d, char *buf, size_t cap)
+{
+	if (d->disk[0]) {
+		snprintf(buf, cap, "%s", d->disk);
+	} else {
+		char num[32];
+		dev_number(d->st_dev, num, sizeof(num));
+		snprintf(buf, cap, "fs %s", num);
+	}
+}
+
+static int cmp_group(const void *a, const void *b)
+{
+	return strcmp(((const struct plan_group *)a)->name, ((const struct plan_group *)b)->name);
+}
+
+int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, uint64_t seed,
+	       struct plan *out, struct sl_err *err)
+{
+	struct plan p;
+	size_t *fill = NULL, i, g;
+	size_t cap_groups = 0;
+	uint16_t *remap = NULL;
+
+	memset(&p, 0, sizeof(p));
+	memset(out, 0, sizeof(*out));
+	p.requested = order;
+	p.seed = seed;
+	p.dev_group = calloc(ft->ndevs ? ft->ndevs : 1, sizeof(*p.dev_group));
+	if (!p.dev_group)
+		goto nomem;
+
+	for (i = 0; i < ft->ndevs; i++) {
+		char name[64];
+		group_name(&devs[i], name, sizeof(name));
+		for (g = 0; g < p.ngroups; g++)
+			if (strcmp(p.groups[g].name, name) == 0)
+				break;
+		if (g == p.ngroups) {
+			if (sl_grow(&p.groups, &cap_groups, p.ngroups + 1, sizeof(*p.groups)) != 0)
+				goto nomem;
+			memset(&p.groups[g], 0, sizeof(p.groups[g]));
+			snprintf(p.groups[g].name, sizeof(p.groups[g].name), "%s", name);
+			p.groups[g].rotational = devs[i].rotational;
+			p.ngroups++;
+		} else if (devs[i].rotational == 1) {
+			p.groups[g].rotational = 1;
+		}
+		if (ft->devs[i].extents == 1)
+			p.groups[g].extents = 1;
+		p.dev_group[i] = (uint16_t)g;
+	}
+	/* Report groups in name order so plans are reproducible. */
+	if (p.ngroups > 1) {
+		struct plan_group *copy = malloc(p.ngroups * sizeof(*copy));
+		remap = malloc(p.ngroups * sizeof(*remap));
+		if (!copy || !remap) {
+			free(copy);
+			goto nomem;
+		}
+		memcpy(copy, p.groups, p.ngroups * sizeof(*copy));
+		qsort(p.groups, p.ngroups, sizeof(*p.groups), cmp_group);
+		for (g = 0; g < p.ngroups; g++) {
+			size_t h;
+			for (h = 0; h < p.ngroups; h++)
+				if (strcmp(copy[g].name, p.groups[h].name) == 0)
+					remap[g] = (uint16_t)h;
+		}
+		for (i = 0; i < ft->ndevs; i++)
+			p.dev_group[i] = remap[p.dev_group[i]];
+		free(copy);
+	}
+
+	for (i = 0; i < ft->nfiles; i++) {
+		const struct ft_file *f = &ft->files[i];
+		if (f->flags & FT_FAILED)
+			continue;
+		p.groups[p.dev_group[f->dev]].count++;
+		p.groups[p.dev_group[f->dev]].bytes += f->size;
+		p.n++;
+	}
+	p.seq = malloc((p.n ? p.n : 1) * sizeof(*p.seq));
+	fill = calloc(p.ngroups ? p.ngroups : 1, sizeof(*fill));
+	if (!p.seq || !fill)
+		goto nomem;
+	for (g = 0, i = 0; g < p.ngroups; g++) {
+		p.groups[g].first = i;
+		fill[g] = i;
+		i += p.groups[g].count;
+	}
+	for (i = 0; i < ft->nfiles; i++) {
+		const struct ft_file *f = &ft->files[i];
+		if (!(f->flags & FT_FAILED))
+			p.seq[fill[p.dev_group[f->dev]]++] = (uint32_t)i;
+	}
+
+	for (g = 0; g < p.ngroups; g++) {
+		struct plan_group *gr = &p.groups[g];
+		uint32_t *s = p.seq + gr->first;
+		const struct dev_info *d = NULL;
+		int ext_errno = 0;
+
+		for (i = 0; i < ft->ndevs; i++) {
+			if (p.dev_group[i] != g)
+				continue;
+			if (!d || ft->devs[i].extents == 0)
+				d = &devs[i];
+			if (ft->devs[i].extents == 0)
+				ext_errno = ft->devs[i].extents_errno;
+		}
+		gr->order = plan_decide(order, gr->rotational, gr->extents, d ? d->how : "?",
+					d ? d->fstype : "?", ext_errno, gr->reason,
+					sizeof(gr->reason));
+		switch (gr->order) {
+		case PLAN_PHYSICAL:
+		case PLAN_INODE:
+			if (sort_by_keys(ft, devs, s, gr->count, gr->order, &gr->located) != 0)
+				goto nomem;
+			break;
+		case PLAN_PATH:
+			if (sort_by_path(ft, s, gr->count) != 0)
+				goto nomem;
+			break;
+		case PLAN_RANDOM:
+			shuffle(s, gr->count, seed + g);
+			break;
+		default:
+			break; /* fs: enumeration order as walked */
+		}
+		if (gr->order == PLAN_PHYSICAL && gr->located < gr->count) {
+			size_t l = strlen(gr->reason);
+			snprintf(gr->reason + l, sizeof(gr->reason) - l,
+				 "; %zu of %zu files have no position (inline, unallocated or "
+				 "empty) and follow by inode",
+				 gr->count - gr->located, gr->count);
+		}
+	}
+	free(fill);
+	free(remap);
+	*out = p;
+	return SL_OK;
+nomem:
+	free(fill);
+	free(remap);
+	plan_free(&p);
+	return SL_FAIL(err, SL_E_NOMEM, 0, "plan: out of memory");
+}

@@ -1,0 +1,68 @@
+/* plan.h - the read plan: which order each disk is read in, and why.
+ *
+ * Files are grouped by the disk they live on (all partitions of a disk form
+ * one group; storage without a block device forms a group per file system).
+ * Each group is read by its own reader, so different disks work in parallel
+ * while one disk is never asked for two places at once.
+ *
+ * Orders: physical (first physical offset, disk-absolute), inode, fs
+ * (enumeration order), path (bytewise), random (seeded).  auto picks per
+ * group: fs on disks without a seek penalty, physical where the file system
+ * has an extent map, inode where it has not.  A physical request on a group
+ * without an extent map falls back to inode; the reason says so.  In physical
+ * order, files without a position (inline, delayed allocation, compressed,
+ * empty, or on a file system without extent maps) follow the located ones in
+ * inode order.
+ */
+#ifndef SL_PLAN_H
+#define SL_PLAN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "scanner/device.h"
+#include "scanner/ftab.h"
+
+enum plan_order { PLAN_AUTO, PLAN_PHYSICAL, PLAN_INODE, PLAN_FS, PLAN_PATH, PLAN_RANDOM };
+
+struct plan_group {
+	char name[64];     /* disk name ("sda", "loop3") or "fs 0:39" */
+	int rotational;    /* 1, 0, -1 unknown */
+	int extents;       /* 1 when some file system in the group has an extent map */
+	int order;         /* order used, never PLAN_AUTO */
+	char reason[384];
+	size_t first;      /* slice of plan.seq */
+	size_t count;
+	size_t located;    /* files placed by physical offset */
+	uint64_t bytes;
+};
+
+struct plan {
+	uint32_t *seq;        /* ftab file indices, group after group, in read order */
+	size_t n;
+	struct plan_group *groups;
+	size_t ngroups;
+	uint16_t *dev_group;  /* ftab device index -> group index */
+	int requested;
+	uint64_t seed;        /* used by PLAN_RANDOM */
+};
+
+/* Build the plan for every readable (not failed) file of ft.  devs has one
+ * entry per ft->devs (from locate_all).  Returns SL_OK or SL_E_NOMEM; *out is
+ * zeroed on failure.  Release with plan_free. */
+int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, uint64_t seed,
+	       struct plan *out, struct sl_err *err);
+void plan_free(struct plan *p);
+
+/* The order used for a group and the reason, from what is known about it.
+ * ext_errno and fstype explain a missing extent map; how explains the
+ * rotational value.  Returns the order (never PLAN_AUTO). */
+int plan_decide(int requested, int rotational, int extents, const char *how, const char *fstype,
+		int ext_errno, char *reason, size_t cap);
+
+const char *plan_order_name(int order);
+/* Parse "auto", "physical", ... Returns 0 or -1. */
+int plan_order_parse(const char *s, int *order);
+
+#endif

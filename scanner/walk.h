@@ -1,0 +1,51 @@
+/* walk.h - enumerate the roots into an ftab.
+ *
+ * The walk never follows symbolic links, never opens FIFOs, sockets or device
+ * nodes (their type comes from the directory entry), and stays on each root's
+ * file system unless told otherwise, like `find -xdev` (a btrfs subvolume is
+ * its own file system here).  A directory reached twice, through a bind-mount
+ * loop or overlapping roots, is walked once.  A directory that cannot be
+ * listed becomes a failed entry (FT_DIR) carrying its error, so it is stored
+ * and reported like any unreadable file.
+ *
+ * Implementations: walk_linux.c (openat/fdopendir), walk_win.c.
+ */
+#ifndef SL_WALK_H
+#define SL_WALK_H
+
+#include <stdint.h>
+
+#include "common/err.h"
+#include "scanner/ftab.h"
+
+/* Directories nested deeper than this are recorded as failed, not descended:
+ * the walk holds one descriptor per level. */
+#define WALK_MAX_DEPTH 256
+
+struct walk_opts {
+	int cross_fs; /* descend into other file systems mounted below a root */
+};
+
+struct walk_stats {
+	uint64_t dirs;
+	uint64_t files;
+	uint64_t symlinks;  /* skipped, never followed */
+	uint64_t special;   /* FIFOs, sockets, devices: skipped, never opened */
+	uint64_t other_fs;  /* mount points not descended */
+	uint64_t repeats;   /* directories reached a second time */
+	uint64_t dir_errors;
+};
+
+/* Walk one root (a directory or a single file; relative paths are made
+ * absolute) and append what it holds to ft.  Per-directory failures are
+ * recorded in ft and counted in st->dir_errors.  Returns SL_OK; SL_E_IO when
+ * the root itself cannot be opened; SL_E_NOMEM/SL_E_RESOURCE when the walk had
+ * to stop. */
+int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
+	      struct walk_stats *st, struct sl_err *err);
+
+/* Canonical absolute form of a root as the user named it (symbolic links in
+ * the root path itself are resolved).  Returns SL_OK or SL_E_IO. */
+int walk_canonical(const char *root, struct strbuf *out, struct sl_err *err);
+
+#endif

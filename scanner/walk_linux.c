@@ -1,0 +1,269 @@
+/* walk_linux.c - the walk on Linux: openat + fdopendir, one descriptor per
+ * directory level, types from d_type (fstatat only when the file system does
+ * not fill it in). */
+#include "scanner/walk.h"
+
+#include "common/sys.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct walker {
+	struct ftab *ft;
+	const struct walk_opts *o;
+	struct walk_stats *st;
+	struct strbuf msg;
+};
+
+/* A subdirectory waiting to be descended once its parent has been read. */
+struct pending {
+	uint32_t dir;  /* ftab directory id */
+	uint32_t name; /* offset of its name in the arena */
+};
+
+static int record_dir_error(struct walker *w, uint32_t dir, const char *op, int sys,
+			    struct sl_err *err)
+{
+	uint32_t id;
+	uint16_t dev = 0;
+	char why[160];
+	int rc;
+
+	rc = ftab_add_file(w->ft, dir, "", 0, 0, dev, &id, err);
+	if (rc != SL_OK)
+		return rc;
+	w->ft->files[id].flags |= FT_DIR;
+	sb_reset(&w->msg);
+	if (sys) {
+		sys_strerror(sys, why, sizeof(why));
+		sb_addf(&w->msg, "%s: %s", op, why);
+	} else {
+		sb_addf(&w->msg, "%s", op);
+	}
+	if (w->msg.oom)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+	w->st->dir_errors++;
+	return ftab_fail(w->ft, id, w->msg.p, err);
+}
+
+static int walk_dir(struct walker *w, int fd, uint32_t dir, uint64_t dev, uint16_t devidx,
+		    int depth, struct sl_err *err);
+
+static int descend(struct walker *w, int parent_fd, const struct pending *p, uint64_t dev,
+		   uint16_t devidx, int depth, struct sl_err *err)
+{
+	const char *name = ftab_str(w->ft, p->name);
+	struct stat st;
+	uint16_t sub_idx = devidx;
+	int fd, r;
+
+	if (depth >= WALK_MAX_DEPTH)
+		return record_dir_error(w, p->dir, "directory nested too deep; not descended", 0,
+					err);
+	fd = openat(parent_fd, name, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0) {
+		int e = errno;
+		if (sl_errno_class(e) == SL_E_RESOURCE && e != ENOMEM)
+			return SL_FAIL(err, SL_E_RESOURCE, e, "opendir '%s'", name);
+		if (e == ELOOP || e == ENOTDIR) /* replaced by a symlink/file since readdir */
+			return SL_OK;
+		return record_dir_error(w, p->dir, "opendir", e, err);
+	}
+	if (fstat(fd, &st) != 0) {
+		int e = errno;
+		close(fd);
+		return record_dir_error(w, p->dir, "stat", e, err);
+	}
+	if ((uint64_t)st.st_dev != dev) {
+		int rc;
+		if (!w->o->cross_fs) {
+			w->st->other_fs++;
+			close(fd);
+			return SL_OK;
+		}
+		rc = ftab_dev(w->ft, (uint64_t)st.st_dev, &sub_idx, err);
+		if (rc != SL_OK) {
+			close(fd);
+			return rc;
+		}
+	}
+	r = ftab_seen_dir(w->ft, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
+	if (r != 0) {
+		close(fd);
+		if (r < 0)
+			return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+		w->st->repeats++;
+		return SL_OK;
+	}
+	return walk_dir(w, fd, p->dir, (uint64_t)st.st_dev, sub_idx, depth + 1, err);
+}
+
+/* Reads the whole directory before descending, so only one stream per level
+ * is open and file entries keep readdir order ("fs" order). Consumes fd. */
+static int walk_dir(struct walker *w, int fd, uint32_t dir, uint64_t dev, uint16_t devidx,
+		    int depth, struct sl_err *err)
+{
+	struct pending *subs = NULL;
+	size_t nsubs = 0, cap = 0, i;
+	struct dirent *de;
+	DIR *d;
+	int rc = SL_OK;
+
+	w->st->dirs++;
+	d = fdopendir(fd);
+	if (!d) {
+		int e = errno;
+		close(fd);
+		return record_dir_error(w, dir, "opendir", e, err);
+	}
+	for (;;) {
+		unsigned char type;
+		const char *name;
+		size_t len;
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno)
+				rc = record_dir_error(w, dir, "readdir", errno, err);
+			break;
+		}
+		name = de->d_name;
+		if (name[0] == '.' && (name[1] == '\0' || (name[1] == '.' && name[2] == '\0')))
+			continue;
+		len = strlen(name);
+		type = de->d_type;
+		if (type == DT_UNKNOWN) {
+			struct stat st;
+			if (fstatat(dirfd(d), name, &st, AT_SYMLINK_NOFOLLOW) != 0)
+				continue; /* vanished since readdir */
+			type = S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR
+				: S_ISLNK(st.st_mode) ? DT_LNK : DT_FIFO;
+		}
+		if (type == DT_REG) {
+			rc = ftab_add_file(w->ft, dir, name, len, (uint64_t)de->d_ino, devidx, NULL,
+					   err);
+			if (rc != SL_OK)
+				break;
+			w->st->files++;
+		} else if (type == DT_DIR) {
+			uint32_t id;
+			rc = ftab_add_dir(w->ft, dir, name, len, &id, err);
+			if (rc != SL_OK)
+				break;
+			if (sl_grow(&subs, &cap, nsubs + 1, sizeof(*subs)) != 0) {
+				rc = SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+				break;
+			}
+			subs[nsubs].dir = id;
+			subs[nsubs].name = w->ft->dirs[id].name;
+			nsubs++;
+		} else if (type == DT_LNK) {
+			w->st->symlinks++;
+		} else {
+			w->st->special++;
+		}
+	}
+	for (i = 0; rc == SL_OK && i < nsubs; i++)
+		rc = descend(w, dirfd(d), &subs[i], dev, devidx, depth, err);
+	free(subs);
+	closedir(d);
+	return rc;
+}
+
+int walk_canonical(const char *root, struct strbuf *out, struct sl_err *err)
+{
+	char *abs = realpath(root, NULL);
+
+	if (!abs)
+		return SL_FAIL(err, SL_E_IO, errno, "cannot access '%s'", root);
+	sb_reset(out);
+	sb_adds(out, abs);
+	free(abs);
+	if (out->oom)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	return SL_OK;
+}
+
+/* A single file named as a root: its parent directory becomes the root entry. */
+static int add_single_file(struct walker *w, const char *abs, const struct stat *st,
+			   struct sl_err *err)
+{
+	const char *slash = strrchr(abs, '/');
+	size_t plen = (size_t)(slash - abs);
+	uint16_t devidx;
+	uint32_t dir;
+	int rc;
+
+	rc = ftab_dev(w->ft, (uint64_t)st->st_dev, &devidx, err);
+	if (rc == SL_OK)
+		rc = ftab_add_dir(w->ft, FT_NONE, plen ? abs : "/", plen ? plen : 1, &dir, err);
+	if (rc == SL_OK)
+		rc = ftab_add_file(w->ft, dir, slash + 1, strlen(slash + 1), (uint64_t)st->st_ino,
+				   devidx, NULL, err);
+	if (rc == SL_OK)
+		w->st->files++;
+	return rc;
+}
+
+int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
+	      struct walk_stats *st, struct sl_err *err)
+{
+	struct walker w = {ft, o, st, STRBUF_INIT};
+	struct strbuf abs = STRBUF_INIT;
+	struct stat sb;
+	uint16_t devidx;
+	uint32_t dir;
+	int fd = -1, rc, r;
+
+	rc = walk_canonical(root, &abs, err);
+	if (rc != SL_OK)
+		goto out;
+	fd = open(abs.p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	if (fd < 0) {
+		rc = SL_FAIL(err, sl_errno_class(errno), errno, "open root '%s'", abs.p);
+		goto out;
+	}
+	if (fstat(fd, &sb) != 0) {
+		rc = SL_FAIL(err, SL_E_IO, errno, "stat root '%s'", abs.p);
+		goto out;
+	}
+	if (S_ISREG(sb.st_mode)) {
+		rc = add_single_file(&w, abs.p, &sb, err);
+		goto out;
+	}
+	if (!S_ISDIR(sb.st_mode)) {
+		rc = SL_FAIL(err, SL_E_IO, 0, "root '%s' is neither a directory nor a regular file",
+			     abs.p);
+		goto out;
+	}
+	r = ftab_seen_dir(ft, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino);
+	if (r < 0) {
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+		goto out;
+	}
+	if (r > 0) {
+		st->repeats++;
+		rc = SL_OK;
+		goto out;
+	}
+	rc = ftab_dev(ft, (uint64_t)sb.st_dev, &devidx, err);
+	if (rc == SL_OK)
+		rc = ftab_add_dir(ft, FT_NONE, abs.p, abs.len, &dir, err);
+	if (rc == SL_OK) {
+		rc = walk_dir(&w, fd, dir, (uint64_t)sb.st_dev, devidx, 0, err);
+		fd = -1; /* walk_dir consumed it */
+	}
+out:
+	if (fd >= 0)
+		close(fd);
+	sb_free(&abs);
+	sb_free(&w.msg);
+	return rc;
+}

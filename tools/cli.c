@@ -1,0 +1,167 @@
+#include "tools/cli.h"
+
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/sys.h"
+
+int cli_roots(const char *cmd, char **argv, int argc, struct prep *p)
+{
+	struct strbuf sb = STRBUF_INIT;
+	struct sl_err e;
+	int i;
+
+	p->roots = calloc((size_t)argc + 1, sizeof(*p->roots));
+	if (!p->roots)
+		return SL_E_NOMEM;
+	for (i = 0; i < argc; i++) {
+		if (walk_canonical(argv[i], &sb, &e) != SL_OK) {
+			cli_usage_error(cmd, "%s", e.msg);
+			sb_free(&sb);
+			return SL_E_USAGE;
+		}
+		p->roots[p->nroots++] = strdup(sb.p);
+		if (!p->roots[p->nroots - 1]) {
+			sb_free(&sb);
+			return SL_E_NOMEM;
+		}
+	}
+	sb_free(&sb);
+	return SL_OK;
+}
+
+int cli_prepare(struct prep *p, int cross_fs, atomic_int *cancel, struct sl_err *err)
+{
+	struct walk_opts wo = {cross_fs};
+	double t;
+	size_t i;
+	int rc;
+
+	ftab_init(&p->ft);
+	t = sys_now();
+	for (i = 0; i < p->nroots; i++) {
+		rc = walk_root(&p->ft, p->roots[i], &wo, &p->ws, err);
+		if (rc != SL_OK)
+			return rc;
+		if (cancel && atomic_load(cancel))
+			return SL_FAIL(err, SL_E_CANCELLED, 0, "interrupted during the walk");
+	}
+	p->walk_s = sys_now() - t;
+	t = sys_now();
+	rc = locate_all(&p->ft, &p->devs, &p->ls, cancel, err);
+	p->locate_s = sys_now() - t;
+	return rc;
+}
+
+void cli_prep_free(struct prep *p)
+{
+	size_t i;
+	ftab_free(&p->ft);
+	free(p->devs);
+	for (i = 0; i < p->nroots; i++)
+		free(p->roots[i]);
+	free(p->roots);
+	memset(p, 0, sizeof(*p));
+}
+
+int cli_db_path(const char *opt, struct strbuf *out)
+{
+	if (opt) {
+		sb_reset(out);
+		sb_adds(out, opt);
+		return out->oom ? -1 : 0;
+	}
+	return sys_default_db_path(out);
+}
+
+void cli_error(const char *cmd, const struct sl_err *e)
+{
+	const char *dbg = getenv("SEEKLESS_DEBUG");
+	fprintf(stderr, "seekless %s: %s", cmd, e->msg[0] ? e->msg : sl_code_name(e->code));
+	if (dbg && dbg[0] == '1' && e->file)
+		fprintf(stderr, " [%s:%d, %s]", e->file, e->line, sl_code_name(e->code));
+	fputc('\n', stderr);
+}
+
+void cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "seekless %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'seekless %s --help'.\n", cmd);
+}
+
+int cli_exit_code(int rc)
+{
+	if (rc == SL_OK)
+		return EXIT_OK;
+	if (rc == SL_E_USAGE)
+		return EXIT_USAGE;
+	if (sl_code_is_fatal(rc))
+		return EXIT_FATAL;
+	return EXIT_FILE_ERRORS;
+}
+
+int cli_parse_size(const char *s, uint64_t *out)
+{
+	char *end;
+	unsigned long long v = strtoull(s, &end, 10);
+	uint64_t mult = 1;
+
+	if (end == s)
+		return -1;
+	switch (*end) {
+	case 'k': case 'K': mult = 1024; end++; break;
+	case 'm': case 'M': mult = 1024 * 1024; end++; break;
+	case 'g': case 'G': mult = 1024ull * 1024 * 1024; end++; break;
+	default: break;
+	}
+	if (*end == 'i' || *end == 'B')
+		end++;
+	if (*end == 'B')
+		end++;
+	if (*end != '\0' || (mult > 1 && v > UINT64_MAX / mult))
+		return -1;
+	*out = (uint64_t)v * mult;
+	return 0;
+}
+
+void cli_fmt_bytes(uint64_t n, char *buf, size_t cap)
+{
+	if (n >= 1000000000ull)
+		snprintf(buf, cap, "%.2f GB", (double)n / 1e9);
+	else if (n >= 1000000ull)
+		snprintf(buf, cap, "%.1f MB", (double)n / 1e6);
+	else if (n >= 1000ull)
+		snprintf(buf, cap, "%.1f kB", (double)n / 1e3);
+	else
+		snprintf(buf, cap, "%llu B", (unsigned long long)n);
+}
+
+void cli_group_fs(const struct prep *p, const struct plan *pl, size_t g, char *buf, size_t cap)
+{
+	size_t i, used = 0;
+
+	buf[0] = '\0';
+	for (i = 0; i < p->ft.ndevs && used + 1 < cap; i++) {
+		const struct dev_info *d = &p->devs[i];
+		if (pl->dev_group[i] != g)
+			continue;
+		used += (size_t)snprintf(buf + used, cap - used, "%s%s on %s", used ? ", " : "",
+					 d->fstype, d->mount[0] ? d->mount : "?");
+		if (used >= cap)
+			break;
+	}
+}
+
+uint64_t cli_random_seed(void)
+{
+	struct timespec ts;
+	timespec_get(&ts, TIME_UTC);
+	return ((uint64_t)ts.tv_sec * 1000000007ull) ^ (uint64_t)ts.tv_nsec ^
+	       ((uint64_t)(uintptr_t)&ts << 16);
+}

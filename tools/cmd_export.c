@@ -1,0 +1,69 @@
+/* seekless export - the index as JSON lines or CSV. */
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "tools/cli.h"
+
+static const char help[] =
+	"usage: seekless export [--db PATH] [--format jsonl|csv]\n"
+	"\n"
+	"Write one record per indexed file (deleted files left out), ordered by\n"
+	"path, to standard output.  Keys (null where unknown): path, size, mtime\n"
+	"(Unix seconds), format, width, height, make, model, datetime_original,\n"
+	"orientation, gps_lat, gps_lon, exposure_time, f_number, iso,\n"
+	"focal_length, lens_model, content_hash, phys_offset, fragments, error.\n"
+	"\n"
+	"  --db PATH        the index (default $XDG_DATA_HOME/seekless/index.db)\n"
+	"  --format FORMAT  jsonl (default) or csv\n";
+
+int cmd_export(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"format", required_argument, NULL, 'f'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct strbuf dbpath = STRBUF_INIT;
+	const char *dbopt = NULL;
+	struct db *db = NULL;
+	struct sl_err e;
+	int format = DB_JSONL, c, rc;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': dbopt = optarg; break;
+		case 'f':
+			if (strcmp(optarg, "jsonl") == 0 || strcmp(optarg, "json") == 0)
+				format = DB_JSONL;
+			else if (strcmp(optarg, "csv") == 0)
+				format = DB_CSV;
+			else {
+				cli_usage_error("export", "unknown format '%s' (jsonl or csv)", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (cli_db_path(dbopt, &dbpath) != 0) {
+		cli_usage_error("export", "no --db given and no home directory for the default");
+		return EXIT_USAGE;
+	}
+	rc = db_open(dbpath.p, 0, &db, &e);
+	if (rc == SL_OK)
+		rc = db_export(db, stdout, format, &e);
+	if (rc != SL_OK)
+		cli_error("export", &e);
+	db_close(db);
+	sb_free(&dbpath);
+	return rc == SL_OK ? EXIT_OK : EXIT_FATAL;
+}

@@ -1,0 +1,272 @@
+/* seekless plan - the read plan, without reading. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/sys.h"
+#include "tools/cli.h"
+
+static const char help[] =
+	"usage: seekless plan [--order ORDER] [--json] [--seed N] [--cross-fs] ROOT...\n"
+	"\n"
+	"Walk ROOTs, locate every file on disk and print the order a scan would\n"
+	"read them in, disk by disk, with the order chosen for each disk and why.\n"
+	"Nothing is read and the index is not touched.\n"
+	"\n"
+	"  --order ORDER  auto (default), physical, inode, fs, path or random\n"
+	"  --json         one JSON document instead of a table\n"
+	"  --seed N       seed for --order random\n"
+	"  --cross-fs     descend into file systems mounted below a root\n"
+	"  --db PATH      accepted for symmetry with the other commands\n"
+	"\n"
+	"Text columns: phys_offset (first physical byte on its file system, '-'\n"
+	"when the file has none), fragments, size, device, path.\n";
+
+static const char *group_how(const struct prep *p, const struct plan *pl, size_t g)
+{
+	size_t i;
+	for (i = 0; i < p->ft.ndevs; i++)
+		if (pl->dev_group[i] == g)
+			return p->devs[i].how;
+	return "?";
+}
+
+static void json_device(struct strbuf *o, const struct prep *p, const struct plan *pl, size_t g)
+{
+	const struct plan_group *gr = &pl->groups[g];
+	const char *how = group_how(p, pl, g);
+	size_t i;
+	int first = 1;
+
+	sb_adds(o, "{\"name\":");
+	sb_add_json(o, gr->name, strlen(gr->name));
+	sb_addf(o, ",\"rotational\":%s,\"rotational_source\":",
+		gr->rotational < 0 ? "null" : gr->rotational ? "true" : "false");
+	sb_add_json(o, how, strlen(how));
+	sb_addf(o, ",\"extents\":%s,\"order\":\"%s\",\"reason\":", gr->extents ? "true" : "false",
+		plan_order_name(gr->order));
+	sb_add_json(o, gr->reason, strlen(gr->reason));
+	sb_addf(o, ",\"files\":%zu,\"bytes\":%" PRIu64 ",\"located\":%zu,\"file_systems\":[",
+		gr->count, gr->bytes, gr->located);
+	for (i = 0; i < p->ft.ndevs; i++) {
+		const struct dev_info *d = &p->devs[i];
+		const struct ft_dev *fd = &p->ft.devs[i];
+		char num[32];
+		if (pl->dev_group[i] != g)
+			continue;
+		dev_number(d->st_dev, num, sizeof(num));
+		sb_addf(o, "%s{\"dev\":\"%s\",\"fstype\":", first ? "" : ",", num);
+		sb_add_json(o, d->fstype, strlen(d->fstype));
+		sb_adds(o, ",\"mount\":");
+		sb_add_json(o, d->mount, strlen(d->mount));
+		sb_adds(o, ",\"source\":");
+		sb_add_json(o, d->source, strlen(d->source));
+		sb_addf(o, ",\"partition_offset\":%" PRIu64 ",\"extents\":%s,\"extents_error\":",
+			d->part_start, fd->extents == 1 ? "true" : "false");
+		if (fd->extents == 0 && fd->extents_errno) {
+			char why[128];
+			sys_strerror(fd->extents_errno, why, sizeof(why));
+			sb_add_json(o, why, strlen(why));
+		} else {
+			sb_adds(o, "null");
+		}
+		sb_addc(o, '}');
+		first = 0;
+	}
+	sb_adds(o, "]}");
+}
+
+static int print_json(FILE *out, const struct prep *p, const struct plan *pl)
+{
+	struct strbuf o = STRBUF_INIT, path = STRBUF_INIT;
+	size_t g, i;
+	int first = 1, rc = 0;
+
+	sb_addf(&o, "{\"order_requested\":\"%s\",\"seed\":%" PRIu64 ",\"roots\":[",
+		plan_order_name(pl->requested), pl->seed);
+	for (i = 0; i < p->nroots; i++) {
+		if (i)
+			sb_addc(&o, ',');
+		sb_add_json(&o, p->roots[i], strlen(p->roots[i]));
+	}
+	sb_adds(&o, "],\"devices\":[");
+	for (g = 0; g < pl->ngroups; g++) {
+		if (g)
+			sb_addc(&o, ',');
+		json_device(&o, p, pl, g);
+	}
+	sb_adds(&o, "],\"files\":[");
+	/* files can be millions: flush as we go */
+	for (g = 0; g < pl->ngroups; g++) {
+		const struct plan_group *gr = &pl->groups[g];
+		for (i = gr->first; i < gr->first + gr->count; i++) {
+			const struct ft_file *f = &p->ft.files[pl->seq[i]];
+			sb_reset(&path);
+			ftab_path(&p->ft, pl->seq[i], &path);
+			sb_adds(&o, first ? "\n{\"path\":" : ",\n{\"path\":");
+			first = 0;
+			sb_add_json(&o, path.p, path.len);
+			sb_adds(&o, ",\"device\":");
+			sb_add_json(&o, gr->name, strlen(gr->name));
+			if (f->flags & FT_LOCATED)
+				sb_addf(&o, ",\"phys_offset\":%" PRIu64, f->phys);
+			else
+				sb_adds(&o, ",\"phys_offset\":null");
+			if (f->flags & FT_NOEXT)
+				sb_adds(&o, ",\"fragments\":null");
+			else
+				sb_addf(&o, ",\"fragments\":%u", f->fragments);
+			sb_addf(&o, ",\"size\":%" PRIu64 ",\"inode\":%" PRIu64 ",\"placement\":\"%s\"}",
+				f->size, f->ino, ftab_placement(f->flags));
+			if (o.len > 1 << 16) {
+				fwrite(o.p, 1, o.len, out);
+				sb_reset(&o);
+			}
+		}
+	}
+	sb_adds(&o, "],\"errors\":[");
+	first = 1;
+	for (i = 0; i < p->ft.nfiles; i++) {
+		const struct ft_file *f = &p->ft.files[i];
+		if (!(f->flags & FT_FAILED))
+			continue;
+		sb_reset(&path);
+		ftab_path(&p->ft, (uint32_t)i, &path);
+		sb_adds(&o, first ? "\n{\"path\":" : ",\n{\"path\":");
+		first = 0;
+		sb_add_json(&o, path.p, path.len);
+		sb_adds(&o, ",\"error\":");
+		sb_add_json(&o, ftab_str(&p->ft, f->err), strlen(ftab_str(&p->ft, f->err)));
+		sb_addc(&o, '}');
+	}
+	sb_adds(&o, "]}\n");
+	if (o.oom || path.oom)
+		rc = -1;
+	else
+		fwrite(o.p, 1, o.len, out);
+	sb_free(&o);
+	sb_free(&path);
+	return rc;
+}
+
+static int print_text(FILE *out, const struct prep *p, const struct plan *pl)
+{
+	struct strbuf path = STRBUF_INIT;
+	size_t g, i;
+
+	fprintf(out, "# order requested: %s", plan_order_name(pl->requested));
+	if (pl->requested == PLAN_RANDOM)
+		fprintf(out, " (seed %" PRIu64 ")", pl->seed);
+	fputc('\n', out);
+	for (g = 0; g < pl->ngroups; g++) {
+		const struct plan_group *gr = &pl->groups[g];
+		char fs[512], bytes[32];
+		cli_group_fs(p, pl, g, fs, sizeof(fs));
+		cli_fmt_bytes(gr->bytes, bytes, sizeof(bytes));
+		fprintf(out, "# device %s (%s): %s, extent maps %s; %zu files, %s\n", gr->name, fs,
+			gr->rotational == 1 ? "rotational" : gr->rotational == 0 ? "non-rotational"
+										  : "rotational unknown",
+			gr->extents ? "available" : "unavailable", gr->count, bytes);
+		fprintf(out, "#   order %s: %s\n", plan_order_name(gr->order), gr->reason);
+	}
+	fprintf(out, "phys_offset\tfragments\tsize\tdevice\tpath\n");
+	for (g = 0; g < pl->ngroups; g++) {
+		const struct plan_group *gr = &pl->groups[g];
+		for (i = gr->first; i < gr->first + gr->count; i++) {
+			const struct ft_file *f = &p->ft.files[pl->seq[i]];
+			sb_reset(&path);
+			if (ftab_path(&p->ft, pl->seq[i], &path) != 0)
+				break;
+			if (f->flags & FT_LOCATED)
+				fprintf(out, "%" PRIu64, f->phys);
+			else
+				fputc('-', out);
+			if (f->flags & FT_NOEXT)
+				fprintf(out, "\t-");
+			else
+				fprintf(out, "\t%u", f->fragments);
+			fprintf(out, "\t%" PRIu64 "\t%s\t%s\n", f->size, gr->name, path.p);
+		}
+	}
+	for (i = 0; i < p->ft.nfiles; i++) {
+		const struct ft_file *f = &p->ft.files[i];
+		if (!(f->flags & FT_FAILED))
+			continue;
+		sb_reset(&path);
+		ftab_path(&p->ft, (uint32_t)i, &path);
+		fprintf(out, "# error: %s: %s\n", path.p ? path.p : "?", ftab_str(&p->ft, f->err));
+	}
+	sb_free(&path);
+	return path.oom ? -1 : 0;
+}
+
+int cmd_plan(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"order", required_argument, NULL, 'o'},
+		{"json", no_argument, NULL, 'j'},
+		{"seed", required_argument, NULL, 's'},
+		{"cross-fs", no_argument, NULL, 'x'},
+		{"db", required_argument, NULL, 'd'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct prep p;
+	struct plan pl;
+	struct sl_err e;
+	uint64_t seed = 0;
+	int order = PLAN_AUTO, json = 0, cross_fs = 0, have_seed = 0, failed, c, rc;
+
+	memset(&p, 0, sizeof(p));
+	memset(&pl, 0, sizeof(pl));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (plan_order_parse(optarg, &order) != 0) {
+				cli_usage_error("plan", "unknown order '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j': json = 1; break;
+		case 's':
+			seed = strtoull(optarg, NULL, 10);
+			have_seed = 1;
+			break;
+		case 'x': cross_fs = 1; break;
+		case 'd': break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		cli_usage_error("plan", "no ROOT given");
+		return EXIT_USAGE;
+	}
+	rc = cli_roots("plan", argv + optind, argc - optind, &p);
+	if (rc != SL_OK) {
+		cli_prep_free(&p);
+		return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
+	}
+	if (!have_seed)
+		seed = cli_random_seed();
+	rc = cli_prepare(&p, cross_fs, NULL, &e);
+	if (rc == SL_OK)
+		rc = plan_build(&p.ft, p.devs, order, seed, &pl, &e);
+	if (rc != SL_OK) {
+		cli_error("plan", &e);
+	} else if ((json ? print_json(stdout, &p, &pl) : print_text(stdout, &p, &pl)) != 0 ||
+		   fflush(stdout) != 0) {
+		SL_FAIL(&e, SL_E_NOMEM, 0, "cannot write the plan");
+		cli_error("plan", &e);
+		rc = SL_E_NOMEM;
+	}
+	failed = p.ws.dir_errors || p.ls.failed;
+	plan_free(&pl);
+	cli_prep_free(&p);
+	if (rc != SL_OK)
+		return EXIT_FATAL;
+	return failed ? EXIT_FILE_ERRORS : EXIT_OK;
+}

@@ -1,0 +1,321 @@
+/* seekless scan - walk, locate, plan, read, extract, store. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/sys.h"
+#include "db/db.h"
+#include "indexer/pipeline.h"
+#include "tools/cli.h"
+
+static const char help[] =
+	"usage: seekless scan [--db PATH] [--order ORDER] [--jobs N] [--progress|--quiet]\n"
+	"                     [--seed N] [--cross-fs] [--keep-cache] [--mem SIZE] ROOT...\n"
+	"\n"
+	"Index every regular file below ROOTs: where it lies on disk, its format,\n"
+	"dimensions and EXIF metadata, and a content hash.  Files are read disk by\n"
+	"disk in the order given by --order; the summary says which order each\n"
+	"disk got and why.  Files that cannot be read are stored with their error.\n"
+	"Files indexed earlier under a ROOT and gone now are marked deleted.\n"
+	"\n"
+	"  --db PATH      the index (default $XDG_DATA_HOME/seekless/index.db)\n"
+	"  --order ORDER  auto (default: physical on disks with a seek penalty,\n"
+	"                 fs order on disks without), physical, inode, fs, path, random\n"
+	"  --jobs N       extractor threads (default: one per CPU)\n"
+	"  --progress     show progress on standard error\n"
+	"  --quiet        print nothing but errors\n"
+	"  --seed N       seed for --order random\n"
+	"  --cross-fs     descend into file systems mounted below a root\n"
+	"  --keep-cache   leave the files this scan read in the page cache\n"
+	"  --mem SIZE     file bytes held in memory at once (default 64M)\n";
+
+#define MAX_SHOWN_ERRORS 10
+
+struct scan_ctx {
+	struct db *db;
+	uint64_t nerrors;
+	char *shown[MAX_SHOWN_ERRORS];
+	int quiet;
+	int progress;
+	const char *phase;
+};
+
+static int sink(void *ctx, const struct px_record *r, struct sl_err *err)
+{
+	struct scan_ctx *s = ctx;
+	if (r->err_code && s->nerrors < MAX_SHOWN_ERRORS) {
+		size_t n = strlen(r->path) + strlen(r->error) + 3;
+		s->shown[s->nerrors] = malloc(n);
+		if (s->shown[s->nerrors])
+			snprintf(s->shown[s->nerrors], n, "%s: %s", r->path, r->error);
+	}
+	if (r->err_code)
+		s->nerrors++;
+	return db_sink(s->db, r, err);
+}
+
+static void on_progress(void *ctx, const struct px_progress *p)
+{
+	double mbs = p->elapsed > 0 ? (double)p->bytes_done / 1e6 / p->elapsed : 0;
+	double eta = mbs > 0 ? ((double)(p->bytes_total - p->bytes_done) / 1e6) / mbs : 0;
+	(void)ctx;
+	fprintf(stderr, "\r[read] %" PRIu64 "/%" PRIu64 " files, %.1f/%.1f MB, %.1f MB/s, ETA %.0f s   ",
+		p->files_done, p->files_total, (double)p->bytes_done / 1e6,
+		(double)p->bytes_total / 1e6, mbs, eta);
+}
+
+static void print_summary(const struct prep *p, const struct plan *pl, const struct px_stats *st,
+			  const struct scan_ctx *s, const char *dbpath, int64_t scan_id,
+			  uint64_t marked, int marked_skipped, double wall, const char *status)
+{
+	char bytes[32];
+	size_t g;
+	uint64_t i;
+
+	cli_fmt_bytes(st->bytes, bytes, sizeof(bytes));
+	printf("seekless scan: %s: %" PRIu64 " files, %s in %.2f s (%.1f MB/s), %" PRIu64
+	       " errors\n",
+	       status, st->files, bytes, wall, wall > 0 ? (double)st->bytes / 1e6 / wall : 0.0,
+	       st->errors);
+	printf("  walk     %7.2f s  %" PRIu64 " dirs, %" PRIu64 " files; skipped %" PRIu64
+	       " symlinks, %" PRIu64 " special files, %" PRIu64 " other file systems\n",
+	       p->walk_s, p->ws.dirs, p->ws.files, p->ws.symlinks, p->ws.special, p->ws.other_fs);
+	printf("  locate   %7.2f s  stat and extent map in inode order; %" PRIu64 " of %" PRIu64
+	       " files have a physical position\n",
+	       p->locate_s, p->ls.located, p->ls.files);
+	printf("  read     %7.2f s  wall, all disks in parallel\n", st->read_s);
+	printf("  extract  %7.2f s  busy, summed over %d workers\n", st->extract_s, st->jobs);
+	printf("  store    %7.2f s  busy, one writer\n", st->store_s);
+	for (g = 0; g < pl->ngroups; g++) {
+		const struct plan_group *gr = &pl->groups[g];
+		char fs[512], gb[32];
+		double rs = g < st->ngroups ? st->groups[g].read_s : 0;
+		cli_group_fs(p, pl, g, fs, sizeof(fs));
+		cli_fmt_bytes(gr->bytes, gb, sizeof(gb));
+		printf("  device %s (%s): order %s: %s\n", gr->name, fs, plan_order_name(gr->order),
+		       gr->reason);
+		printf("         %zu files, %s, read in %.2f s (%.1f MB/s)\n", gr->count, gb, rs,
+		       rs > 0 ? (double)gr->bytes / 1e6 / rs : 0.0);
+	}
+	if (pl->requested == PLAN_RANDOM)
+		printf("  random order seed %" PRIu64 "\n", pl->seed);
+	if (marked_skipped)
+		printf("  missing files not marked deleted: %" PRIu64 " directories could not be read\n",
+		       p->ws.dir_errors);
+	else if (marked)
+		printf("  %" PRIu64 " files no longer present marked deleted\n", marked);
+	printf("  index %s (scan #%" PRId64 ")\n", dbpath, scan_id);
+	for (i = 0; i < s->nerrors && i < MAX_SHOWN_ERRORS; i++)
+		if (s->shown[i])
+			fprintf(stderr, "  error: %s\n", s->shown[i]);
+	if (s->nerrors > MAX_SHOWN_ERRORS)
+		fprintf(stderr, "  ... and %" PRIu64 " more (seekless export shows all)\n",
+			s->nerrors - MAX_SHOWN_ERRORS);
+}
+
+static void store_devices(struct db *db, const struct prep *p, const struct plan *pl,
+			  const struct px_stats *st)
+{
+	size_t g;
+	for (g = 0; g < pl->ngroups; g++) {
+		const struct plan_group *gr = &pl->groups[g];
+		char fs[512];
+		struct db_device_row row;
+		struct sl_err e;
+		cli_group_fs(p, pl, g, fs, sizeof(fs));
+		row.device = gr->name;
+		row.fstype = fs;
+		row.rotational = gr->rotational;
+		row.extents = gr->extents;
+		row.order = plan_order_name(gr->order);
+		row.reason = gr->reason;
+		row.files = gr->count;
+		row.bytes = gr->bytes;
+		row.read_s = g < st->ngroups ? st->groups[g].read_s : 0;
+		if (db_scan_device(db, &row, &e) != SL_OK)
+			cli_error("scan", &e);
+	}
+}
+
+int cmd_scan(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"order", required_argument, NULL, 'o'},
+		{"jobs", required_argument, NULL, 'j'},
+		{"progress", no_argument, NULL, 'p'},
+		{"quiet", no_argument, NULL, 'q'},
+		{"seed", required_argument, NULL, 's'},
+		{"cross-fs", no_argument, NULL, 'x'},
+		{"keep-cache", no_argument, NULL, 'k'},
+		{"mem", required_argument, NULL, 'm'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static atomic_int cancel;
+	struct scan_ctx sc;
+	struct strbuf dbpath = STRBUF_INIT;
+	const char *dbopt = NULL;
+	struct px_opts po;
+	struct px_stats st;
+	struct prep p;
+	struct plan pl;
+	struct sl_err e;
+	struct db *db = NULL;
+	struct db_scan_end end;
+	uint64_t seed = 0, mem = 0, marked = 0;
+	int order = PLAN_AUTO, cross_fs = 0, have_seed = 0, marked_skipped = 0, c, rc, i;
+	double t0 = sys_now();
+	const char *status;
+
+	memset(&sc, 0, sizeof(sc));
+	memset(&po, 0, sizeof(po));
+	memset(&st, 0, sizeof(st));
+	memset(&p, 0, sizeof(p));
+	memset(&pl, 0, sizeof(pl));
+	memset(&end, 0, sizeof(end));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': dbopt = optarg; break;
+		case 'o':
+			if (plan_order_parse(optarg, &order) != 0) {
+				cli_usage_error("scan", "unknown order '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j':
+			po.jobs = atoi(optarg);
+			if (po.jobs < 1 || po.jobs > 256) {
+				cli_usage_error("scan", "--jobs wants a number from 1 to 256");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'p': sc.progress = 1; break;
+		case 'q': sc.quiet = 1; break;
+		case 's':
+			seed = strtoull(optarg, NULL, 10);
+			have_seed = 1;
+			break;
+		case 'x': cross_fs = 1; break;
+		case 'k': po.keep_cache = 1; break;
+		case 'm':
+			if (cli_parse_size(optarg, &mem) != 0 || mem < (1u << 20)) {
+				cli_usage_error("scan", "--mem wants a size of at least 1M");
+				return EXIT_USAGE;
+			}
+			po.mem_budget = (size_t)mem;
+			break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		cli_usage_error("scan", "no ROOT given");
+		return EXIT_USAGE;
+	}
+	if (sc.progress && sc.quiet) {
+		cli_usage_error("scan", "--progress and --quiet exclude each other");
+		return EXIT_USAGE;
+	}
+	rc = cli_roots("scan", argv + optind, argc - optind, &p);
+	if (rc != SL_OK) {
+		cli_prep_free(&p);
+		return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
+	}
+	if (cli_db_path(dbopt, &dbpath) != 0) {
+		cli_usage_error("scan", "no --db given and no home directory for the default");
+		cli_prep_free(&p);
+		return EXIT_USAGE;
+	}
+	if (!have_seed)
+		seed = cli_random_seed();
+	sys_raise_fd_limit();
+	sys_on_interrupt(&cancel);
+
+	rc = db_open(dbpath.p, 1, &db, &e);
+	if (rc == SL_OK)
+		rc = db_scan_begin(db, "scan", plan_order_name(order), (const char *const *)p.roots,
+				   p.nroots, po.jobs ? po.jobs : sys_cpu_count(), &e);
+	if (rc != SL_OK) {
+		cli_error("scan", &e);
+		db_close(db);
+		cli_prep_free(&p);
+		sb_free(&dbpath);
+		return EXIT_FATAL;
+	}
+	sc.db = db;
+
+	rc = cli_prepare(&p, cross_fs, &cancel, &e);
+	if (rc == SL_OK)
+		rc = plan_build(&p.ft, p.devs, order, seed, &pl, &e);
+	if (rc == SL_OK) {
+		po.cancel = &cancel;
+		if (sc.progress) {
+			po.progress = on_progress;
+			po.progress_ctx = &sc;
+		}
+		rc = px_run(&p.ft, &pl, &po, sink, &sc, &st, &e);
+		if (sc.progress)
+			fputc('\n', stderr);
+	}
+	if (rc == SL_OK)
+		rc = db_commit(db, &e);
+	if (rc == SL_OK) {
+		if (p.ws.dir_errors) {
+			marked_skipped = 1;
+		} else {
+			for (i = 0; rc == SL_OK && (size_t)i < p.nroots; i++) {
+				uint64_t n = 0;
+				rc = db_mark_missing(db, p.roots[i], &n, &e);
+				marked += n;
+			}
+		}
+	}
+	status = rc == SL_OK ? (st.errors ? "errors" : "ok")
+			     : rc == SL_E_CANCELLED ? "interrupted" : "failed";
+	if (rc != SL_OK)
+		cli_error("scan", &e);
+	if (pl.ngroups)
+		store_devices(db, &p, &pl, &st);
+	end.status = status;
+	end.files = st.files;
+	end.bytes = st.bytes;
+	end.errors = st.errors;
+	end.walk_s = p.walk_s;
+	end.locate_s = p.locate_s;
+	end.read_s = st.read_s;
+	end.extract_s = st.extract_s;
+	end.store_s = st.store_s;
+	end.wall_s = sys_now() - t0;
+	end.message = rc != SL_OK ? e.msg : NULL;
+	{
+		struct sl_err e2;
+		if (db_scan_end(db, &end, &e2) != SL_OK) {
+			cli_error("scan", &e2);
+			if (rc == SL_OK) {
+				rc = e2.code;
+				status = "failed";
+			}
+		}
+	}
+	if (!sc.quiet && rc != SL_E_USAGE)
+		print_summary(&p, &pl, &st, &sc, dbpath.p, db->scan_id, marked, marked_skipped,
+			      end.wall_s, status);
+	else if (sc.quiet && sc.nerrors)
+		for (i = 0; (uint64_t)i < sc.nerrors && i < MAX_SHOWN_ERRORS; i++)
+			if (sc.shown[i])
+				fprintf(stderr, "seekless scan: %s\n", sc.shown[i]);
+	for (i = 0; i < MAX_SHOWN_ERRORS; i++)
+		free(sc.shown[i]);
+	px_stats_free(&st);
+	plan_free(&pl);
+	cli_prep_free(&p);
+	db_close(db);
+	sb_free(&dbpath);
+	if (rc != SL_OK)
+		return EXIT_FATAL;
+	return st.errors ? EXIT_FILE_ERRORS : EXIT_OK;
+}
