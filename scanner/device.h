@@ -28,9 +28,11 @@ struct dev_info {
 	char how[192];        /* how rotational was decided, for reports */
 };
 
-/* Fill *out for the file system with device number st_dev.  Never fails for
- * lack of information (unknown fields say so); returns SL_OK, or SL_E_NOMEM. */
-int dev_probe(uint64_t st_dev, struct dev_info *out, struct sl_err *err);
+/* Fill *out for the file system with device number st_dev; hint, when not
+ * NULL, is the absolute path of something on it (btrfs subvolumes have
+ * device numbers the mount table does not list).  Never fails for lack of
+ * information (unknown fields say so); returns SL_OK, or SL_E_NOMEM. */
+int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl_err *err);
 
 /* Human form of a device number ("8:1"). */
 void dev_number(uint64_t st_dev, char *buf, unsigned len);

@@ -41,41 +41,56 @@ static void copy(char *dst, size_t cap, const char *src)
 	dst[n] = '\0';
 }
 
-/* Fields: id parent maj:min root mountpoint options [optional...] - fstype source superopts */
-static void find_mount(uint64_t st_dev, struct dev_info *out)
+/* True when path lies at or below mount point mnt. */
+static int under(const char *path, const char *mnt)
 {
-	char want[32], line[4096];
+	size_t n = strlen(mnt);
+	if (strcmp(mnt, "/") == 0)
+		return path[0] == '/';
+	return strncmp(path, mnt, n) == 0 && (path[n] == '/' || path[n] == '\0');
+}
+
+/* Fields: id parent maj:min root mountpoint options [optional...] - fstype
+ * source superopts.  The mount is the line whose maj:min is st_dev; btrfs
+ * gives files a per-subvolume device number that mountinfo does not show,
+ * so failing that, the last-mounted, longest mount point containing hint. */
+static void find_mount(uint64_t st_dev, const char *hint, struct dev_info *out)
+{
+	char want[32], line[8192];
+	size_t best = 0;
+	int exact = 0;
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 
 	dev_number(st_dev, want, sizeof(want));
 	if (!f)
 		return;
-	while (fgets(line, sizeof(line), f)) {
-		char *save = NULL, *tok, *mnt = NULL;
+	while (!exact && fgets(line, sizeof(line), f)) {
+		char *save = NULL, *tok, *num = NULL, *mnt = NULL, *type = NULL, *src = NULL;
 		int field = 0;
 		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
 			field++;
-			if (field == 3 && strcmp(tok, want) != 0)
-				break;
-			if (field == 5)
+			if (field == 3)
+				num = tok;
+			else if (field == 5)
 				mnt = tok;
-			if (field > 6 && strcmp(tok, "-") == 0) {
-				char *type = strtok_r(NULL, " \n", &save);
-				char *src = strtok_r(NULL, " \n", &save);
-				if (type)
-					copy(out->fstype, sizeof(out->fstype), type);
-				if (src) {
-					unescape(src);
-					copy(out->source, sizeof(out->source), src);
-				}
-				if (mnt) {
-					unescape(mnt);
-					copy(out->mount, sizeof(out->mount), mnt);
-				}
-				fclose(f);
-				return;
+			else if (field > 6 && strcmp(tok, "-") == 0) {
+				type = strtok_r(NULL, " \n", &save);
+				src = strtok_r(NULL, " \n", &save);
+				break;
 			}
 		}
+		if (!num || !mnt || !type || !src)
+			continue;
+		unescape(mnt);
+		unescape(src);
+		if (strcmp(num, want) == 0)
+			exact = 1;
+		else if (!hint || !under(hint, mnt) || strlen(mnt) < best)
+			continue;
+		best = strlen(mnt);
+		copy(out->fstype, sizeof(out->fstype), type);
+		copy(out->source, sizeof(out->source), src);
+		copy(out->mount, sizeof(out->mount), mnt);
 	}
 	fclose(f);
 }
@@ -183,7 +198,7 @@ static int rotational_of(const char *diskdir, char *how, size_t howcap, int dept
 	return v[0] == '1' ? 1 : v[0] == '0' ? 0 : -1;
 }
 
-int dev_probe(uint64_t st_dev, struct dev_info *out, struct sl_err *err)
+int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl_err *err)
 {
 	char sys[64], diskdir[PATH_MAX];
 	char *res;
@@ -195,7 +210,7 @@ int dev_probe(uint64_t st_dev, struct dev_info *out, struct sl_err *err)
 	out->st_dev = st_dev;
 	out->rotational = -1;
 	copy(out->fstype, sizeof(out->fstype), "?");
-	find_mount(st_dev, out);
+	find_mount(st_dev, hint, out);
 
 	if (major(blk) == 0) {
 		/* Anonymous device (btrfs, overlay, tmpfs, FUSE...): the mount

@@ -166,6 +166,7 @@ int ftab_dir_path(const struct ftab *ft, uint32_t dir, struct strbuf *sb)
 	uint32_t *stack = chain;
 	size_t n = 0, cap = sizeof(chain) / sizeof(chain[0]);
 	uint32_t d;
+	size_t start = sb->len; /* appending: separators only after what we add */
 	int rc = 0;
 
 	for (d = dir; d != FT_NONE; d = ft->dirs[d].parent) {
@@ -189,7 +190,7 @@ int ftab_dir_path(const struct ftab *ft, uint32_t dir, struct strbuf *sb)
 	}
 	while (n > 0) {
 		const char *name = ft->names + ft->dirs[stack[--n]].name;
-		if (sb->len > 0 && sb->p[sb->len - 1] != '/')
+		if (sb->len > start && sb->p[sb->len - 1] != '/')
 			sb_addc(sb, '/');
 		sb_adds(sb, name);
 	}

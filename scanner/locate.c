@@ -21,8 +21,27 @@ static int cmp_key(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* A path on each device, for dev_probe: grown as devices appear. */
+struct hints {
+	char **path;
+	size_t cap;
+};
+
+static int note_hint(struct hints *h, size_t dev, const char *path)
+{
+	size_t old = h->cap;
+	if (dev >= h->cap) {
+		if (sl_grow(&h->path, &h->cap, dev + 1, sizeof(*h->path)) != 0)
+			return -1;
+		memset(h->path + old, 0, (h->cap - old) * sizeof(*h->path));
+	}
+	if (!h->path[dev] && !(h->path[dev] = strdup(path)))
+		return -1;
+	return 0;
+}
+
 static int locate_one(struct ftab *ft, uint32_t i, struct strbuf *path, struct locate_stats *st,
-		      struct sl_err *err)
+		      struct hints *hints, struct sl_err *err)
 {
 	struct ft_file *f = &ft->files[i];
 	struct ft_dev *d = &ft->devs[f->dev];
@@ -61,6 +80,8 @@ static int locate_one(struct ftab *ft, uint32_t i, struct strbuf *path, struct l
 			d->extents = 1;
 		}
 	}
+	if (note_hint(hints, f->dev, path->p) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
 	f->ino = r.ino;
 	f->size = r.size;
 	f->mtime_ns = r.mtime_ns;
@@ -81,6 +102,7 @@ int locate_all(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,
 	struct strbuf path = STRBUF_INIT;
 	struct key *keys = NULL;
 	struct dev_info *info = NULL;
+	struct hints hints = {NULL, 0};
 	size_t i, n = 0;
 	int rc = SL_OK;
 
@@ -106,19 +128,23 @@ int locate_all(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,
 			rc = SL_FAIL(err, SL_E_CANCELLED, 0, "locate: cancelled");
 			break;
 		}
-		rc = locate_one(ft, keys[i].idx, &path, st, err);
+		rc = locate_one(ft, keys[i].idx, &path, st, &hints, err);
 	}
 	if (rc == SL_OK && ft->ndevs) {
 		info = calloc(ft->ndevs, sizeof(*info));
 		if (!info)
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
 		for (i = 0; rc == SL_OK && i < ft->ndevs; i++)
-			rc = dev_probe(ft->devs[i].st_dev, &info[i], err);
+			rc = dev_probe(ft->devs[i].st_dev, i < hints.cap ? hints.path[i] : NULL,
+				       &info[i], err);
 	}
 	if (rc == SL_OK)
 		*devs = info;
 	else
 		free(info);
+	for (i = 0; i < hints.cap; i++)
+		free(hints.path[i]);
+	free(hints.path);
 	free(keys);
 	sb_free(&path);
 	return rc;

@@ -1,0 +1,136 @@
+/* test.h - a minimal harness: CHECK macros that count failures, temp
+ * directories, file helpers.  Each test_<module>.c is one CTest test. */
+#ifndef SL_TEST_H
+#define SL_TEST_H
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static int t_failures;
+static int t_checks;
+
+#define CHECK(cond)                                                                    \
+	do {                                                                           \
+		t_checks++;                                                            \
+		if (!(cond)) {                                                         \
+			fprintf(stderr, "%s:%d: CHECK failed: %s\n", __FILE__, __LINE__, #cond); \
+			t_failures++;                                                  \
+		}                                                                      \
+	} while (0)
+
+#define CHECK_INT(a, b)                                                                \
+	do {                                                                           \
+		long long t_a = (long long)(a), t_b = (long long)(b);                  \
+		t_checks++;                                                            \
+		if (t_a != t_b) {                                                      \
+			fprintf(stderr, "%s:%d: CHECK failed: %s == %s (%lld != %lld)\n", \
+				__FILE__, __LINE__, #a, #b, t_a, t_b);                 \
+			t_failures++;                                                  \
+		}                                                                      \
+	} while (0)
+
+#define CHECK_STR(a, b)                                                                \
+	do {                                                                           \
+		const char *t_a = (a), *t_b = (b);                                     \
+		t_checks++;                                                            \
+		if (!t_a || !t_b || strcmp(t_a, t_b) != 0) {                           \
+			fprintf(stderr, "%s:%d: CHECK failed: %s == %s ('%s' != '%s')\n", \
+				__FILE__, __LINE__, #a, #b, t_a ? t_a : "(null)",      \
+				t_b ? t_b : "(null)");                                 \
+			t_failures++;                                                  \
+		}                                                                      \
+	} while (0)
+
+#define RUN(fn)                                                                        \
+	do {                                                                           \
+		int t_before = t_failures;                                             \
+		fn();                                                                  \
+		fprintf(stderr, "%s %s\n", t_failures == t_before ? "ok  " : "FAIL", #fn); \
+	} while (0)
+
+static inline int t_done(void)
+{
+	fprintf(stderr, "%d checks, %d failed\n", t_checks, t_failures);
+	return t_failures ? 1 : 0;
+}
+
+/* A fresh directory under $TMPDIR (or /tmp); removed by t_rmtree. */
+static inline char *t_tmpdir(const char *tag)
+{
+	const char *base = getenv("TMPDIR");
+	char *p = malloc(4096);
+	snprintf(p, 4096, "%s/seekless-%s-XXXXXX", base && base[0] ? base : "/tmp", tag);
+	if (!mkdtemp(p)) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	return p;
+}
+
+static inline void t_rmtree(const char *dir)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "warning: could not remove %s\n", dir);
+}
+
+static inline void t_write(const char *path, const void *data, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, data, n) != (ssize_t)n || close(fd) != 0) {
+		fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+}
+
+/* n pseudo-random bytes from seed, into a new buffer. */
+static inline unsigned char *t_bytes(size_t n, uint64_t seed)
+{
+	unsigned char *p = malloc(n ? n : 1);
+	size_t i;
+	for (i = 0; i < n; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		p[i] = (unsigned char)(seed >> 56);
+	}
+	return p;
+}
+
+/* Read a whole file; NULL when missing. */
+static inline unsigned char *t_read(const char *path, size_t *len)
+{
+	FILE *f = fopen(path, "rb");
+	unsigned char *p;
+	long n;
+	if (!f)
+		return NULL;
+	fseek(f, 0, SEEK_END);
+	n = ftell(f);
+	fseek(f, 0, SEEK_SET);
+	p = malloc(n > 0 ? (size_t)n : 1);
+	if (n > 0 && fread(p, 1, (size_t)n, f) != (size_t)n) {
+		fclose(f);
+		free(p);
+		return NULL;
+	}
+	fclose(f);
+	*len = (size_t)n;
+	return p;
+}
+
+/* The shared corpus of real camera files, or NULL when not present. */
+static inline const char *t_corpus(void)
+{
+	static char path[4096];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s", SEEKLESS_CORPUS_DIR);
+	return stat(path, &st) == 0 ? path : NULL;
+}
+
+#endif

@@ -1,0 +1,82 @@
+/* Error classes, string buffers, JSON escaping. */
+#include <errno.h>
+
+#include "common/err.h"
+#include "common/strbuf.h"
+#include "tests/unit/test.h"
+
+static void test_err(void)
+{
+	struct sl_err e;
+	int rc = SL_FAIL(&e, SL_E_IO, ENOENT, "open '%s'", "/x");
+	CHECK_INT(rc, SL_E_IO);
+	CHECK(strstr(e.msg, "open '/x': ") == e.msg);
+	CHECK(strstr(e.msg, "No such file") != NULL);
+	CHECK_INT(e.sys, ENOENT);
+	CHECK(e.line > 0 && strstr(e.file, "test_common.c") != NULL);
+	CHECK_INT(sl_errno_class(EMFILE), SL_E_RESOURCE);
+	CHECK_INT(sl_errno_class(ENOSPC), SL_E_RESOURCE);
+	CHECK_INT(sl_errno_class(EACCES), SL_E_IO);
+	CHECK(sl_code_is_fatal(SL_E_DB));
+	CHECK(!sl_code_is_fatal(SL_E_CORRUPT));
+	CHECK_STR(sl_code_name(SL_E_CORRUPT), "corrupt");
+	CHECK_STR(sl_code_name(99), "unknown");
+	sl_err_clear(&e);
+	CHECK_INT(e.code, SL_OK);
+	CHECK_INT(SL_FAIL(NULL, SL_E_DB, 0, "x"), SL_E_DB);
+}
+
+static void test_strbuf(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	int i;
+	for (i = 0; i < 1000; i++)
+		sb_addf(&sb, "%d,", i);
+	CHECK(sb.len > 3000);
+	CHECK(strncmp(sb.p, "0,1,2,", 6) == 0);
+	CHECK_INT(sb.p[sb.len], 0);
+	sb_reset(&sb);
+	CHECK_INT(sb.len, 0);
+	CHECK_STR(sb.p, "");
+	sb_free(&sb);
+	sb_free(&sb); /* twice is harmless */
+}
+
+static void test_json(void)
+{
+	struct strbuf sb = STRBUF_INIT;
+	const char raw[] = "a\"b\\c\n\x01 \xc3\xa9 \xff\xfe end";
+	sb_add_json(&sb, raw, sizeof(raw) - 1);
+	CHECK_STR(sb.p, "\"a\\\"b\\\\c\\n\\u0001 \xc3\xa9 \\u00ff\\u00fe end\"");
+	sb_reset(&sb);
+	/* an overlong encoding and a lone continuation byte are not UTF-8 */
+	sb_add_json(&sb, "\xc0\xaf\x80", 3);
+	CHECK_STR(sb.p, "\"\\u00c0\\u00af\\u0080\"");
+	sb_reset(&sb);
+	sb_add_json(&sb, "\xf0\x9f\x93\xb7", 4); /* camera emoji stays */
+	CHECK_STR(sb.p, "\"\xf0\x9f\x93\xb7\"");
+	sb_free(&sb);
+}
+
+static void test_grow(void)
+{
+	int *v = NULL;
+	size_t cap = 0;
+	CHECK_INT(sl_grow(&v, &cap, 10, sizeof(*v)), 0);
+	CHECK(cap >= 10);
+	v[9] = 42;
+	CHECK_INT(sl_grow(&v, &cap, 5, sizeof(*v)), 0); /* no shrink */
+	CHECK_INT(v[9], 42);
+	CHECK_INT(sl_grow(&v, &cap, SIZE_MAX / 2, sizeof(*v)), -1);
+	CHECK_INT(v[9], 42);
+	free(v);
+}
+
+int main(void)
+{
+	RUN(test_err);
+	RUN(test_strbuf);
+	RUN(test_json);
+	RUN(test_grow);
+	return t_done();
+}

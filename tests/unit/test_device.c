@@ -1,0 +1,62 @@
+/* The device probe against this machine's own mounts. */
+#include <sys/stat.h>
+
+#include "scanner/device.h"
+#include "tests/unit/test.h"
+
+static void test_root_fs(void)
+{
+	struct stat st;
+	struct dev_info d;
+	struct sl_err e;
+	char num[32];
+
+	CHECK(stat("/", &st) == 0);
+	CHECK_INT(dev_probe((uint64_t)st.st_dev, "/", &d, &e), SL_OK);
+	CHECK_INT(d.st_dev, st.st_dev);
+	CHECK(strcmp(d.fstype, "?") != 0);
+	CHECK_STR(d.mount, "/");
+	fprintf(stderr, "  / is %s from %s, disk '%s', rotational %d (%s), partition at %llu\n",
+		d.fstype, d.source, d.disk, d.rotational, d.how, (unsigned long long)d.part_start);
+	if (d.disk[0]) {
+		CHECK(d.rotational == 0 || d.rotational == 1);
+		CHECK(strstr(d.how, "queue/rotational") != NULL);
+	}
+	dev_number((uint64_t)st.st_dev, num, sizeof(num));
+	CHECK(strchr(num, ':') != NULL);
+}
+
+static void test_tmpfs(void)
+{
+	struct stat st;
+	struct dev_info d;
+	struct sl_err e;
+
+	if (stat("/dev/shm", &st) != 0) {
+		fprintf(stderr, "skip: no /dev/shm\n");
+		return;
+	}
+	CHECK_INT(dev_probe((uint64_t)st.st_dev, "/dev/shm", &d, &e), SL_OK);
+	CHECK_STR(d.fstype, "tmpfs");
+	CHECK_STR(d.disk, "");
+	CHECK_INT(d.rotational, -1);
+	CHECK(strstr(d.how, "not backed by a block device") != NULL);
+}
+
+static void test_unknown(void)
+{
+	struct dev_info d;
+	struct sl_err e;
+	/* a device number nothing is mounted from, and no hint */
+	CHECK_INT(dev_probe(0xfffff, NULL, &d, &e), SL_OK);
+	CHECK_INT(d.rotational, -1);
+	CHECK_STR(d.fstype, "?");
+}
+
+int main(void)
+{
+	RUN(test_root_fs);
+	RUN(test_tmpfs);
+	RUN(test_unknown);
+	return t_done();
+}

@@ -1,0 +1,217 @@
+/* Sniffing, container parsers and the hash, on real JPEGs encoded here,
+ * hand-built PNG/GIF/WebP headers, and every truncation of a JPEG. */
+#include <stdio.h>
+
+#include <jpeglib.h>
+#include <xxhash.h>
+
+#include "indexer/extract.h"
+#include "tests/unit/test.h"
+#include "tools/mkcorpus/exifw.h"
+
+/* A real JPEG of w x h, optionally with an Exif APP1 from the writer. */
+static unsigned char *make_jpeg(int w, int h, int with_exif, int progressive, unsigned long *len)
+{
+	struct jpeg_compress_struct c;
+	struct jpeg_error_mgr jerr;
+	unsigned char *out = NULL, *row = malloc((size_t)w * 3);
+	int y, x;
+
+	c.err = jpeg_std_error(&jerr);
+	jpeg_create_compress(&c);
+	*len = 0;
+	jpeg_mem_dest(&c, &out, len);
+	c.image_width = (JDIMENSION)w;
+	c.image_height = (JDIMENSION)h;
+	c.input_components = 3;
+	c.in_color_space = JCS_RGB;
+	jpeg_set_defaults(&c);
+	if (progressive)
+		jpeg_simple_progression(&c);
+	jpeg_start_compress(&c, TRUE);
+	if (with_exif) {
+		struct exifw_in in;
+		struct strbuf sb = STRBUF_INIT;
+		memset(&in, 0, sizeof(in));
+		in.make = "FUJIFILM";
+		in.model = "X-T3";
+		in.datetime = "2021:01:02 03:04:05";
+		in.orientation = 8;
+		in.exp_num = 1, in.exp_den = 60, in.fnum_num = 2, in.fnum_den = 1;
+		in.focal_num = 35, in.focal_den = 1, in.iso = 160;
+		sb_add(&sb, "Exif\0\0", 6);
+		exifw_build(&in, &sb);
+		jpeg_write_marker(&c, JPEG_APP0 + 1, (const JOCTET *)sb.p, (unsigned)sb.len);
+		sb_free(&sb);
+	}
+	for (y = 0; y < h; y++) {
+		JSAMPROW r = row;
+		for (x = 0; x < w * 3; x++)
+			row[x] = (unsigned char)(x * 7 + y * 3);
+		jpeg_write_scanlines(&c, &r, 1);
+	}
+	jpeg_finish_compress(&c);
+	jpeg_destroy_compress(&c);
+	free(row);
+	return out;
+}
+
+static void test_jpeg(void)
+{
+	unsigned long len;
+	unsigned char *j = make_jpeg(333, 222, 1, 0, &len);
+	struct x_meta m;
+	struct sl_err e;
+
+	CHECK_INT(x_extract(j, len, len, &m, &e), SL_OK);
+	CHECK_STR(m.format, "jpeg");
+	CHECK(m.have & XM_DIMS);
+	CHECK_INT(m.width, 333);
+	CHECK_INT(m.height, 222);
+	CHECK_STR(m.make, "FUJIFILM");
+	CHECK_INT(m.orientation, 8);
+	CHECK_STR(m.datetime_original, "2021-01-02T03:04:05");
+	CHECK_STR(m.warnings, "");
+	free(j);
+
+	j = make_jpeg(17, 1001, 0, 1, &len);
+	CHECK_INT(x_extract(j, len, len, &m, &e), SL_OK);
+	CHECK_INT(m.width, 17);
+	CHECK_INT(m.height, 1001);
+	CHECK_STR(m.make, "");
+	free(j);
+}
+
+static void test_jpeg_damage(void)
+{
+	unsigned long len, n;
+	unsigned char *j = make_jpeg(64, 48, 1, 0, &len);
+	struct x_meta m;
+	struct sl_err e;
+	int ok = 0, corrupt = 0;
+
+	/* every prefix: never a crash (ASan checks reads), never exit() */
+	for (n = 0; n <= len; n++) {
+		unsigned char *copy = malloc(n ? n : 1);
+		int rc;
+		memcpy(copy, j, n);
+		rc = x_extract(copy, n, n ? n : 1, &m, &e);
+		if (rc == SL_OK)
+			ok++;
+		else {
+			CHECK_INT(rc, SL_E_CORRUPT);
+			CHECK(strncmp(e.msg, "jpeg: ", 6) == 0);
+			corrupt++;
+		}
+		/* once the frame header is in, the size is known */
+		if (rc == SL_OK && n > 600)
+			CHECK(m.width == 64 && m.height == 48);
+		free(copy);
+	}
+	CHECK(ok > 0 && corrupt > 0);
+
+	/* a bad marker right after SOI */
+	memcpy(j + 2, "\xff\x4f\x00\x04zz", 6); /* no such marker */
+	CHECK_INT(x_extract(j, len, len, &m, &e), SL_E_CORRUPT);
+	free(j);
+}
+
+static void test_formats(void)
+{
+	static const unsigned char png[] =
+		"\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\x01\x2c\0\0\0\xc8\x08\x02\0\0\0XXXX"
+		"\0\0\0\0IEND\xae\x42\x60\x82";
+	static const unsigned char gif[] = "GIF89a\x40\x01\xf0\0\0\0\0";
+	/* VP8X canvas 1000 x 750 (stored minus one, 24-bit little-endian) */
+	static const unsigned char webp_x[] =
+		"RIFF\x16\0\0\0WEBPVP8X\x0a\0\0\0\0\0\0\0\xe7\x03\0\xed\x02\0";
+	/* VP8L: signature 0x2f then 14-bit width-1 and height-1: 100 x 50 */
+	unsigned char webp_l[] = "RIFF\x0e\0\0\0WEBPVP8L\x05\0\0\0\x2f\0\0\0\0";
+	uint32_t bits = (100 - 1) | ((uint32_t)(50 - 1) << 14);
+	struct x_meta m;
+	struct sl_err e;
+
+	CHECK_INT(x_extract(png, sizeof(png) - 1, sizeof(png) - 1, &m, &e), SL_OK);
+	CHECK_STR(m.format, "png");
+	CHECK(m.width == 300 && m.height == 200);
+	CHECK_INT(x_extract(gif, sizeof(gif) - 1, 100, &m, &e), SL_OK);
+	CHECK_STR(m.format, "gif");
+	CHECK(m.width == 320 && m.height == 240);
+	CHECK_INT(x_extract(webp_x, sizeof(webp_x) - 1, sizeof(webp_x) - 1, &m, &e), SL_OK);
+	CHECK_STR(m.format, "webp");
+	CHECK(m.width == 1000 && m.height == 750);
+	webp_l[21] = (uint8_t)bits;
+	webp_l[22] = (uint8_t)(bits >> 8);
+	webp_l[23] = (uint8_t)(bits >> 16);
+	webp_l[24] = (uint8_t)(bits >> 24);
+	CHECK_INT(x_extract(webp_l, sizeof(webp_l) - 1, sizeof(webp_l) - 1, &m, &e), SL_OK);
+	CHECK(m.width == 100 && m.height == 50);
+	/* a PNG signature with nothing after it */
+	CHECK_INT(x_extract(png, 8, 8, &m, &e), SL_E_CORRUPT);
+	/* ... unless we only hold the head of a bigger file */
+	CHECK_INT(x_extract(png, 8, 1 << 30, &m, &e), SL_OK);
+	CHECK_INT(x_extract((const uint8_t *)"", 0, 0, &m, &e), SL_OK);
+	CHECK_STR(m.warnings, "empty file");
+}
+
+static void test_sniff(void)
+{
+	static const struct {
+		const char *bytes;
+		size_t n;
+		const char *want;
+	} t[] = {
+		{"\xff\xd8\xff\xe0", 4, "jpeg"},
+		{"II*\0\x10\0\0\0CR\x02\0", 12, "cr2"},
+		{"MM\0*\0\0\0\x08", 8, "tiff"},
+		{"IIRO\x08\0\0\0", 8, "orf"},
+		{"IIU\0\x08\0\0\0", 8, "rw2"},
+		{"FUJIFILMCCD-RAW 0201", 20, "raf"},
+		{"\0\0\0\x18" "ftypheic\0\0\0\0mif1heic", 24, "heic"},
+		{"\0\0\0\x1c" "ftypmif1\0\0\0\0mif1avifmiaf", 28, "avif"},
+		{"\0\0\0\x18" "ftypcrx \0\0\0\x01" "crx isom", 24, "cr3"},
+		{"\0\0\0\x14" "ftypqt  \0\0\0\0qt  ", 20, "mov"},
+		{"\0\0\0\x18" "ftyp", 8, ""}, /* box cut off: not a format */
+		{"RIFF\0\0\0\0WAVE", 12, ""},
+		{"hello", 5, ""},
+	};
+	size_t i;
+	for (i = 0; i < sizeof(t) / sizeof(t[0]); i++)
+		CHECK_STR(x_sniff((const uint8_t *)t[i].bytes, t[i].n), t[i].want);
+}
+
+static void test_hash(void)
+{
+	unsigned char *d = t_bytes(1000003, 9);
+	char one[33], inc[33], ref[33];
+	struct x_hash *h;
+	XXH128_canonical_t c;
+	size_t off;
+	int i;
+
+	x_hash_once(d, 1000003, one);
+	CHECK_INT(x_hash_new(&h), SL_OK);
+	for (off = 0; off < 1000003; off += 65536)
+		x_hash_update(h, d + off, 1000003 - off < 65536 ? 1000003 - off : 65536);
+	x_hash_hex(h, inc);
+	x_hash_free(h);
+	x_hash_free(NULL);
+	XXH128_canonicalFromHash(&c, XXH3_128bits(d, 1000003));
+	for (i = 0; i < 16; i++)
+		snprintf(ref + 2 * i, 3, "%02x", c.digest[i]);
+	CHECK_STR(one, ref);
+	CHECK_STR(inc, ref);
+	x_hash_once("", 0, one);
+	CHECK_STR(one, "99aa06d3014798d86001c324468d497f"); /* XXH3-128 of nothing */
+	free(d);
+}
+
+int main(void)
+{
+	RUN(test_jpeg);
+	RUN(test_jpeg_damage);
+	RUN(test_formats);
+	RUN(test_sniff);
+	RUN(test_hash);
+	return t_done();
+}

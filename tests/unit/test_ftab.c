@@ -1,0 +1,114 @@
+/* The compact file table: names, paths, devices, the seen-directory set. */
+#include "scanner/ftab.h"
+#include "tests/unit/test.h"
+
+static void test_paths(void)
+{
+	struct ftab ft;
+	struct strbuf sb = STRBUF_INIT;
+	uint32_t root, a, b, f1, f2, slash, f3;
+	uint16_t d0, d1, again;
+
+	ftab_init(&ft);
+	CHECK_INT(ftab_dev(&ft, 0x801, &d0, NULL), SL_OK);
+	CHECK_INT(ftab_dev(&ft, 0x802, &d1, NULL), SL_OK);
+	CHECK_INT(ftab_dev(&ft, 0x801, &again, NULL), SL_OK);
+	CHECK_INT(d0, again);
+	CHECK(d0 != d1);
+	CHECK_INT(ft.devs[d0].extents, -1);
+
+	ftab_add_dir(&ft, FT_NONE, "/photos", 7, &root, NULL);
+	ftab_add_dir(&ft, root, "2020", 4, &a, NULL);
+	ftab_add_dir(&ft, a, "2020-05 Beach", 13, &b, NULL);
+	ftab_add_file(&ft, b, "IMG_0001.JPG", 12, 1234, d0, &f1, NULL);
+	ftab_add_file(&ft, root, "top.jpg", 7, 99, d1, &f2, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/", 1, &slash, NULL);
+	ftab_add_file(&ft, slash, "x", 1, 5, d0, &f3, NULL);
+
+	ftab_path(&ft, f1, &sb);
+	CHECK_STR(sb.p, "/photos/2020/2020-05 Beach/IMG_0001.JPG");
+	sb_reset(&sb);
+	ftab_path(&ft, f2, &sb);
+	CHECK_STR(sb.p, "/photos/top.jpg");
+	sb_reset(&sb);
+	ftab_path(&ft, f3, &sb);
+	CHECK_STR(sb.p, "/x");
+	/* appending after other text (NUL-separated lists) adds no separator */
+	sb_addc(&sb, '\0');
+	ftab_path(&ft, f2, &sb);
+	CHECK_STR(sb.p + 3, "/photos/top.jpg");
+	CHECK_INT(ft.files[f1].ino, 1234);
+	CHECK_INT(ft.files[f1].err, 0);
+	CHECK_STR(ftab_str(&ft, ft.files[f1].err), "");
+
+	CHECK_INT(ftab_fail(&ft, f2, "open: Permission denied", NULL), SL_OK);
+	CHECK(ft.files[f2].flags & FT_FAILED);
+	CHECK_STR(ftab_str(&ft, ft.files[f2].err), "open: Permission denied");
+
+	/* a failed directory entry names its directory */
+	ftab_add_file(&ft, b, "", 0, 0, d0, &f3, NULL);
+	ft.files[f3].flags |= FT_DIR;
+	sb_reset(&sb);
+	ftab_path(&ft, f3, &sb);
+	CHECK_STR(sb.p, "/photos/2020/2020-05 Beach");
+	sb_free(&sb);
+	ftab_free(&ft);
+	ftab_free(&ft);
+}
+
+static void test_deep(void)
+{
+	struct ftab ft;
+	struct strbuf sb = STRBUF_INIT;
+	uint32_t d, f;
+	int i;
+
+	ftab_init(&ft);
+	ftab_add_dir(&ft, FT_NONE, "/r", 2, &d, NULL);
+	for (i = 0; i < 1000; i++) /* deeper than the path builder's stack array */
+		ftab_add_dir(&ft, d, "d", 1, &d, NULL);
+	ftab_add_file(&ft, d, "f", 1, 1, 0, &f, NULL);
+	CHECK_INT(ftab_path(&ft, f, &sb), 0);
+	CHECK_INT(sb.len, 2 + 1000 * 2 + 2);
+	CHECK(strncmp(sb.p, "/r/d/d/", 7) == 0);
+	CHECK_STR(sb.p + sb.len - 4, "/d/f");
+	sb_free(&sb);
+	ftab_free(&ft);
+}
+
+static void test_seen(void)
+{
+	struct ftab ft;
+	uint64_t i;
+	int dup = 0;
+
+	ftab_init(&ft);
+	for (i = 0; i < 5000; i++)
+		dup += ftab_seen_dir(&ft, i % 3, i * 7919);
+	CHECK_INT(dup, 0);
+	for (i = 0; i < 5000; i++)
+		dup += ftab_seen_dir(&ft, i % 3, i * 7919);
+	CHECK_INT(dup, 5000);
+	CHECK_INT(ftab_seen_dir(&ft, 1, 7919 * 3), 0); /* same ino, other dev */
+	CHECK_INT(ftab_seen_dir(&ft, 0, 0), 1);        /* ino 0 is a real key too */
+	ftab_free(&ft);
+}
+
+static void test_placement(void)
+{
+	CHECK_STR(ftab_placement(FT_STATED | FT_LOCATED), "physical");
+	CHECK_STR(ftab_placement(FT_STATED | FT_NOEXT), "no-extent-map");
+	CHECK_STR(ftab_placement(FT_STATED | FT_INLINE), "inline");
+	CHECK_STR(ftab_placement(FT_STATED | FT_UNKNOWN), "unallocated");
+	CHECK_STR(ftab_placement(FT_STATED | FT_EMPTY), "empty");
+	CHECK(sizeof(struct ft_file) <= 56);
+}
+
+int main(void)
+{
+	RUN(test_paths);
+	RUN(test_deep);
+	RUN(test_seen);
+	RUN(test_placement);
+	return t_done();
+}

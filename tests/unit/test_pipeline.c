@@ -1,0 +1,280 @@
+/* The whole read -> extract -> store path on a real tree: one record per
+ * file with the right bytes and hash, bounded memory for big files, files
+ * that vanish or fail between plan and read, cancellation, sink failure. */
+#include <xxhash.h>
+
+#include "common/sys.h"
+#include "indexer/pipeline.h"
+#include "indexer/reader.h"
+#include "scanner/locate.h"
+#include "scanner/walk.h"
+#include "tests/unit/test.h"
+
+#define NSMALL 60
+#define BIG (40u << 20)
+
+static char *dir;
+
+struct got {
+	char path[512];
+	uint64_t size;
+	char hash[33];
+	int err_code;
+	char error[384];
+	int read;
+	char format[16];
+};
+
+struct sink_state {
+	struct got *recs;
+	size_t n, cap;
+	size_t fail_after; /* 0: never */
+};
+
+static int sink(void *ctx, const struct px_record *r, struct sl_err *err)
+{
+	struct sink_state *s = ctx;
+	struct got *g;
+	if (s->fail_after && s->n >= s->fail_after)
+		return SL_FAIL(err, SL_E_DB, 0, "database: disk is full (test)");
+	sl_grow(&s->recs, &s->cap, s->n + 1, sizeof(*s->recs));
+	g = &s->recs[s->n++];
+	snprintf(g->path, sizeof(g->path), "%s", r->path);
+	g->size = r->size;
+	memcpy(g->hash, r->hash, sizeof(g->hash));
+	g->err_code = r->err_code;
+	snprintf(g->error, sizeof(g->error), "%s", r->error);
+	g->read = r->read;
+	snprintf(g->format, sizeof(g->format), "%s", r->meta.format);
+	return SL_OK;
+}
+
+static const struct got *find(const struct sink_state *s, const char *suffix)
+{
+	size_t i, n = strlen(suffix);
+	for (i = 0; i < s->n; i++) {
+		size_t l = strlen(s->recs[i].path);
+		if (l >= n && strcmp(s->recs[i].path + l - n, suffix) == 0)
+			return &s->recs[i];
+	}
+	return NULL;
+}
+
+static void ref_hash(const char *path, char out[33])
+{
+	size_t len = 0;
+	unsigned char *d = t_read(path, &len);
+	XXH128_canonical_t c;
+	int i;
+	XXH128_canonicalFromHash(&c, XXH3_128bits(d, len));
+	for (i = 0; i < 16; i++)
+		snprintf(out + 2 * i, 3, "%02x", c.digest[i]);
+	free(d);
+}
+
+static void build(void)
+{
+	char p[4096];
+	int i;
+	dir = t_tmpdir("pipe");
+	snprintf(p, sizeof(p), "%s/sub", dir);
+	mkdir(p, 0755);
+	for (i = 0; i < NSMALL; i++) {
+		size_t n = (size_t)(i * 7919 % 300000);
+		unsigned char *d = t_bytes(n, (uint64_t)i);
+		snprintf(p, sizeof(p), "%s/%s%02d.bin", dir, i % 2 ? "sub/" : "", i);
+		t_write(p, d, n);
+		free(d);
+	}
+	{
+		unsigned char *d = t_bytes(BIG, 99);
+		snprintf(p, sizeof(p), "%s/big.bin", dir);
+		t_write(p, d, BIG);
+		free(d);
+	}
+	snprintf(p, sizeof(p), "%s/empty.jpg", dir);
+	t_write(p, "", 0);
+	snprintf(p, sizeof(p), "%s/notjpeg.jpg", dir);
+	t_write(p, "\xff\xd8\xff\xe0 not really", 16);
+	snprintf(p, sizeof(p), "%s/vanishes.bin", dir);
+	t_write(p, "soon gone", 9);
+}
+
+/* Walk, locate and plan dir. */
+static void prepare(struct ftab *ft, struct dev_info **devs, struct plan *pl)
+{
+	struct walk_opts wo = {0};
+	struct walk_stats ws;
+	struct locate_stats ls;
+	struct sl_err e;
+	memset(&ws, 0, sizeof(ws));
+	ftab_init(ft);
+	CHECK_INT(walk_root(ft, dir, &wo, &ws, &e), SL_OK);
+	CHECK_INT(locate_all(ft, devs, &ls, NULL, &e), SL_OK);
+	CHECK_INT(plan_build(ft, *devs, PLAN_AUTO, 1, pl, &e), SL_OK);
+}
+
+static void test_full_run(void)
+{
+	struct ftab ft;
+	struct dev_info *devs = NULL;
+	struct plan pl;
+	struct px_opts o;
+	struct px_stats st;
+	struct sink_state s = {NULL, 0, 0, 0};
+	struct sl_err e;
+	char p[4096], ref[33];
+	const struct got *g;
+	int i;
+
+	prepare(&ft, &devs, &pl);
+	snprintf(p, sizeof(p), "%s/vanishes.bin", dir);
+	unlink(p); /* between plan and read */
+
+	memset(&o, 0, sizeof(o));
+	o.jobs = 3;
+	o.mem_budget = 4u << 20; /* the 40 MiB file must stream */
+	o.chunk = 256u << 10;
+	o.keep_cache = 1;
+	CHECK_INT(px_run(&ft, &pl, &o, sink, &s, &st, &e), SL_OK);
+	CHECK_INT(s.n, NSMALL + 4);
+	CHECK_INT(st.files, NSMALL + 4);
+	CHECK_INT(st.errors, 2); /* vanished, not a JPEG */
+	CHECK(st.peak_inflight <= (4u << 20));
+	CHECK(st.peak_inflight > 0);
+	CHECK_INT(st.jobs, 3);
+	for (i = 0; i < NSMALL; i++) {
+		snprintf(p, sizeof(p), "/%s%02d.bin", i % 2 ? "sub/" : "", i);
+		g = find(&s, p);
+		CHECK(g != NULL);
+		if (!g)
+			continue;
+		CHECK_INT(g->size, (uint64_t)(i * 7919 % 300000));
+		snprintf(p, sizeof(p), "%s/%s%02d.bin", dir, i % 2 ? "sub/" : "", i);
+		ref_hash(p, ref);
+		CHECK_STR(g->hash, ref);
+		CHECK_INT(g->err_code, SL_OK);
+	}
+	g = find(&s, "/big.bin");
+	CHECK(g && g->size == BIG && g->read);
+	snprintf(p, sizeof(p), "%s/big.bin", dir);
+	ref_hash(p, ref);
+	CHECK(g && strcmp(g->hash, ref) == 0);
+	g = find(&s, "/vanishes.bin");
+	CHECK(g && g->err_code == SL_E_IO && !g->read);
+	CHECK(g && strstr(g->error, "open: No such file or directory") != NULL);
+	g = find(&s, "/notjpeg.jpg");
+	CHECK(g && g->err_code == SL_E_CORRUPT && g->read && strcmp(g->format, "jpeg") == 0);
+	CHECK(g && strncmp(g->error, "jpeg: ", 6) == 0);
+	g = find(&s, "/empty.jpg");
+	CHECK(g && g->size == 0 && g->err_code == 0);
+	CHECK(g && strcmp(g->hash, "99aa06d3014798d86001c324468d497f") == 0);
+
+	snprintf(p, sizeof(p), "%s/vanishes.bin", dir);
+	t_write(p, "soon gone", 9);
+	free(s.recs);
+	px_stats_free(&st);
+	plan_free(&pl);
+	free(devs);
+	ftab_free(&ft);
+}
+
+static void test_faults(void)
+{
+	struct ftab ft;
+	struct dev_info *devs = NULL;
+	struct plan pl;
+	struct px_opts o;
+	struct px_stats st;
+	struct sink_state s = {NULL, 0, 0, 0};
+	struct sl_err e;
+	size_t i, io = 0;
+
+	prepare(&ft, &devs, &pl);
+	memset(&o, 0, sizeof(o));
+	o.jobs = 2;
+	o.keep_cache = 1;
+	/* EIO on one read: that file's record says so, the others are fine */
+	rd_inject(RD_OP_READ, RD_FAULT_EIO, 5);
+	CHECK_INT(px_run(&ft, &pl, &o, sink, &s, &st, &e), SL_OK);
+	for (i = 0; i < s.n; i++)
+		if (s.recs[i].err_code == SL_E_IO) {
+			io++;
+			CHECK(strstr(s.recs[i].error, "Input/output error") != NULL);
+			CHECK(s.recs[i].hash[0] == '\0');
+		}
+	CHECK_INT(io, 1);
+	CHECK_INT(s.n, NSMALL + 4);
+	px_stats_free(&st);
+
+	/* EMFILE: the run stops with a resource error, and says where */
+	s.n = 0;
+	rd_inject(RD_OP_OPEN, RD_FAULT_EMFILE, 3);
+	CHECK_INT(px_run(&ft, &pl, &o, sink, &s, &st, &e), SL_E_RESOURCE);
+	CHECK(strstr(e.msg, "Too many open files") != NULL);
+	CHECK(s.n < NSMALL + 4);
+	px_stats_free(&st);
+
+	/* the sink fails (a full database): stop, report the sink's error */
+	s.n = 0;
+	s.fail_after = 10;
+	CHECK_INT(px_run(&ft, &pl, &o, sink, &s, &st, &e), SL_E_DB);
+	CHECK(strstr(e.msg, "disk is full (test)") != NULL);
+	CHECK_INT(s.n, 10);
+	CHECK_INT(st.files, 10);
+	px_stats_free(&st);
+
+	/* cancelled before it starts: nothing read, reported as cancelled */
+	{
+		atomic_int cancel;
+		atomic_init(&cancel, 1);
+		s.n = 0;
+		s.fail_after = 0;
+		o.cancel = &cancel;
+		CHECK_INT(px_run(&ft, &pl, &o, sink, &s, &st, &e), SL_E_CANCELLED);
+		CHECK_INT(st.bytes, 0);
+		px_stats_free(&st);
+	}
+	free(s.recs);
+	plan_free(&pl);
+	free(devs);
+	ftab_free(&ft);
+}
+
+static void test_failed_entries(void)
+{
+	struct ftab ft;
+	struct dev_info *devs = NULL;
+	struct plan pl;
+	struct px_opts o;
+	struct px_stats st;
+	struct sink_state s = {NULL, 0, 0, 0};
+	struct sl_err e;
+
+	prepare(&ft, &devs, &pl);
+	plan_free(&pl);
+	/* as if locate had failed on the first file */
+	ftab_fail(&ft, 0, "open: Permission denied", &e);
+	CHECK_INT(plan_build(&ft, devs, PLAN_INODE, 1, &pl, &e), SL_OK);
+	memset(&o, 0, sizeof(o));
+	o.keep_cache = 1;
+	CHECK_INT(px_run(&ft, &pl, &o, sink, &s, &st, &e), SL_OK);
+	CHECK_INT(s.n, NSMALL + 4);
+	CHECK_INT(st.errors, 2); /* the failed entry and the bad JPEG */
+	free(s.recs);
+	px_stats_free(&st);
+	plan_free(&pl);
+	free(devs);
+	ftab_free(&ft);
+}
+
+int main(void)
+{
+	build();
+	RUN(test_full_run);
+	RUN(test_faults);
+	RUN(test_failed_entries);
+	t_rmtree(dir);
+	free(dir);
+	return t_done();
+}

@@ -1,0 +1,187 @@
+/* The walk on a real directory tree: symlinks, FIFOs, sockets, loops,
+ * overlapping roots, depth limit, bind-mount loop (as root). */
+#include <sys/mount.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "scanner/walk.h"
+#include "tests/unit/test.h"
+
+static char *root;
+
+static void mk(const char *rel)
+{
+	char p[4096];
+	snprintf(p, sizeof(p), "%s/%s", root, rel);
+	if (rel[strlen(rel) - 1] == '/') {
+		p[strlen(p) - 1] = '\0';
+		mkdir(p, 0755);
+	} else {
+		t_write(p, rel, strlen(rel));
+	}
+}
+
+static int count_named(const struct ftab *ft, const char *suffix)
+{
+	struct strbuf sb = STRBUF_INIT;
+	size_t i;
+	int n = 0;
+	for (i = 0; i < ft->nfiles; i++) {
+		sb_reset(&sb);
+		ftab_path(ft, (uint32_t)i, &sb);
+		if (sb.len >= strlen(suffix) && strcmp(sb.p + sb.len - strlen(suffix), suffix) == 0)
+			n++;
+	}
+	sb_free(&sb);
+	return n;
+}
+
+static void build_tree(void)
+{
+	char p[4096], q[4096];
+	struct sockaddr_un sa;
+	int s, i;
+
+	root = t_tmpdir("walk");
+	mk("a/");
+	mk("a/b/");
+	mk("c/");
+	mk("a/1.jpg");
+	mk("a/2.jpg");
+	mk("a/b/3.jpg");
+	mk("top.jpg");
+	snprintf(p, sizeof(p), "%s/link_dir", root);
+	CHECK(symlink("a", p) == 0);
+	snprintf(p, sizeof(p), "%s/link_file", root);
+	CHECK(symlink("top.jpg", p) == 0);
+	snprintf(p, sizeof(p), "%s/a/loop", root);
+	CHECK(symlink("..", p) == 0);
+	snprintf(p, sizeof(p), "%s/fifo", root);
+	CHECK(mkfifo(p, 0644) == 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sun_family = AF_UNIX;
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s/sock", root);
+	s = socket(AF_UNIX, SOCK_STREAM, 0);
+	if (strlen(root) + 6 < sizeof(sa.sun_path))
+		CHECK(bind(s, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	close(s);
+	/* deeper than WALK_MAX_DEPTH */
+	snprintf(p, sizeof(p), "%s/deep", root);
+	mkdir(p, 0755);
+	if (chdir(p) != 0)
+		return;
+	for (i = 0; i < WALK_MAX_DEPTH + 5; i++) {
+		if (mkdir("d", 0755) != 0 || chdir("d") != 0)
+			break;
+	}
+	t_write("bottom.jpg", "x", 1);
+	snprintf(q, sizeof(q), "%s", root);
+	if (chdir(q) != 0)
+		return;
+}
+
+static void test_tree(void)
+{
+	struct ftab ft;
+	struct walk_opts o = {0};
+	struct walk_stats st;
+	struct sl_err e;
+	size_t i, failed = 0;
+
+	memset(&st, 0, sizeof(st));
+	ftab_init(&ft);
+	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(st.files, 4);
+	CHECK_INT(st.symlinks, 3);
+	CHECK_INT(st.special, strlen(root) + 6 < 108 ? 2 : 1);
+	CHECK_INT(st.dir_errors, 1);
+	CHECK_INT(count_named(&ft, "/a/1.jpg"), 1);
+	CHECK_INT(count_named(&ft, "/a/b/3.jpg"), 1);
+	CHECK_INT(count_named(&ft, "/top.jpg"), 1);
+	CHECK_INT(count_named(&ft, "bottom.jpg"), 0);
+	for (i = 0; i < ft.nfiles; i++) {
+		if (ft.files[i].flags & FT_FAILED) {
+			failed++;
+			CHECK(ft.files[i].flags & FT_DIR);
+			CHECK(strstr(ftab_str(&ft, ft.files[i].err), "too deep") != NULL);
+		}
+	}
+	CHECK_INT(failed, 1);
+	CHECK_INT(ft.ndevs, 1);
+
+	/* the same root again, and a root inside it: nothing new */
+	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(st.repeats, 1);
+	{
+		char sub[4096];
+		size_t before = ft.nfiles;
+		snprintf(sub, sizeof(sub), "%s/a", root);
+		CHECK_INT(walk_root(&ft, sub, &o, &st, &e), SL_OK);
+		CHECK_INT(ft.nfiles, before);
+		CHECK_INT(st.repeats, 2);
+	}
+	ftab_free(&ft);
+}
+
+static void test_single_file_and_missing(void)
+{
+	struct ftab ft;
+	struct walk_opts o = {0};
+	struct walk_stats st;
+	struct strbuf sb = STRBUF_INIT;
+	struct sl_err e;
+	char p[4096];
+
+	memset(&st, 0, sizeof(st));
+	ftab_init(&ft);
+	snprintf(p, sizeof(p), "%s/a/../top.jpg", root);
+	CHECK_INT(walk_root(&ft, p, &o, &st, &e), SL_OK);
+	CHECK_INT(ft.nfiles, 1);
+	ftab_path(&ft, 0, &sb);
+	snprintf(p, sizeof(p), "%s/top.jpg", root);
+	CHECK_STR(sb.p, p); /* canonical */
+	snprintf(p, sizeof(p), "%s/nope", root);
+	CHECK_INT(walk_root(&ft, p, &o, &st, &e), SL_E_IO);
+	CHECK(strstr(e.msg, "No such file") != NULL);
+	snprintf(p, sizeof(p), "%s/fifo", root);
+	CHECK_INT(walk_root(&ft, p, &o, &st, &e), SL_E_IO); /* never opened for reading */
+	sb_free(&sb);
+	ftab_free(&ft);
+}
+
+static void test_bind_loop(void)
+{
+	struct ftab ft;
+	struct walk_opts o = {0};
+	struct walk_stats st;
+	struct sl_err e;
+	char target[4096];
+
+	if (geteuid() != 0) {
+		fprintf(stderr, "skip: bind-mount loop needs root\n");
+		return;
+	}
+	snprintf(target, sizeof(target), "%s/c", root);
+	if (mount(root, target, NULL, MS_BIND, NULL) != 0) {
+		fprintf(stderr, "skip: bind mount failed: %s\n", strerror(errno));
+		return;
+	}
+	memset(&st, 0, sizeof(st));
+	ftab_init(&ft);
+	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(st.files, 4); /* the loop is entered once, then recognised */
+	CHECK(st.repeats >= 1);
+	umount2(target, MNT_DETACH);
+	ftab_free(&ft);
+}
+
+int main(void)
+{
+	build_tree();
+	RUN(test_tree);
+	RUN(test_single_file_and_missing);
+	RUN(test_bind_loop);
+	t_rmtree(root);
+	free(root);
+	return t_done();
+}
