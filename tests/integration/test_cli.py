@@ -1,0 +1,134 @@
+"""The command-line contract: exit codes, --help, default database place,
+export keys and formats, per-file errors (as an unprivileged user), fatal
+database errors, --quiet and --progress."""
+import csv
+import io
+import json
+import os
+import stat
+import subprocess
+
+from lib import EXPORT_KEYS, check, done, mkcorpus, regular_files, run, tempdir
+
+# --- usage errors: 2 -------------------------------------------------------
+for args in ([], ["bogus"], ["scan"], ["scan", "--order", "sideways", "/"],
+             ["scan", "--jobs", "0", "/"], ["scan", "--progress", "--quiet", "/"],
+             ["plan"], ["export", "--format", "xml"], ["export", "extra"],
+             ["scan", "--no-such-option", "/"]):
+    rc, out, err = run(*args)
+    check(rc == 2, "usage error %s -> 2, got %d" % (args, rc))
+    check(err != "", "usage error %s explains itself" % (args,))
+rc, out, err = run("scan", "/no/such/root")
+check(rc == 2 and "cannot access '/no/such/root': No such file or directory" in err,
+      "missing root: %d %s" % (rc, err))
+
+# --- help and version: 0 ---------------------------------------------------
+for args in (["--help"], ["help"], ["scan", "--help"], ["plan", "--help"],
+             ["export", "--help"], ["help", "scan"], ["--version"]):
+    rc, out, err = run(*args)
+    check(rc == 0 and out, "%s -> 0 with output" % (args,))
+rc, out, err = run("scan", "--help")
+for word in ("--db", "--order", "--jobs", "--progress", "--quiet", "physical", "inode", "fs",
+             "path", "random"):
+    check(word in out, "scan --help mentions %s" % word)
+
+with tempdir("cli") as work:
+    os.chmod(work, 0o755)
+    root = os.path.join(work, "photos")
+    mkcorpus(root, "--files", 30, "--median", "30k", "--no-sync")
+    with open(os.path.join(root, "not-a.jpg"), "wb") as f:
+        f.write(b"\xff\xd8\xff" + b"\x00" * 64)
+    files = regular_files(root)
+
+    # --- default database place, mode 0600 ---------------------------------
+    home = os.path.join(work, "home")
+    os.mkdir(home)
+    env = dict(os.environ, HOME=home)
+    env.pop("XDG_DATA_HOME", None)
+    rc, out, err = run("scan", "--quiet", root, env=env)
+    check(rc == 1, "corrupt file -> exit 1, got %d" % rc)
+    check(out == "", "--quiet prints nothing on stdout")
+    dflt = os.path.join(home, ".local/share/seekless/index.db")
+    check(os.path.exists(dflt), "default database under ~/.local/share")
+    check(stat.S_IMODE(os.stat(dflt).st_mode) == 0o600, "database mode 0600")
+    xdg = os.path.join(work, "xdg")
+    env["XDG_DATA_HOME"] = xdg
+    run("scan", "--quiet", root, env=env)
+    check(os.path.exists(os.path.join(xdg, "seekless/index.db")), "XDG_DATA_HOME honoured")
+
+    # --- export: exactly the contract's keys, both formats -----------------
+    db = os.path.join(work, "i.db")
+    rc, out, err = run("scan", "--db", db, "--progress", root)
+    check(rc == 1, "exit 1 with per-file errors")
+    check("[read]" in err, "--progress reports on stderr")
+    check("error: " in err and "not-a.jpg" in err, "errors listed on stderr: " + err)
+    check("seekless scan: errors: %d files" % len(files) in out, "summary line: " + out)
+    for phase in ("walk", "locate", "read", "extract", "store"):
+        check("\n  %s " % phase in out, "summary has phase %s" % phase)
+    rc, out, err = run("export", "--db", db)
+    lines = out.splitlines()
+    check(len(lines) == len(files), "one JSON line per file")
+    for line in lines:
+        keys = list(json.loads(line).keys())
+        if not check(keys == EXPORT_KEYS, "JSON keys in contract order: %s" % keys):
+            break
+    recs = [json.loads(l) for l in lines]
+    bad = [r for r in recs if r["error"]]
+    check(len(bad) == 1 and bad[0]["path"].endswith("not-a.jpg"), "the one error: %s" % bad)
+    check(bad[0]["content_hash"] is not None, "a corrupt file is still hashed")
+    rc, out, err = run("export", "--db", db, "--format", "csv")
+    rows = list(csv.reader(io.StringIO(out)))
+    check(rows[0] == EXPORT_KEYS, "CSV header: %s" % rows[0])
+    check(len(rows) == len(files) + 1, "CSV rows")
+    check(sorted(r[0] for r in rows[1:]) == sorted(r["path"] for r in recs), "CSV paths")
+
+    # --- plan text and JSON --------------------------------------------------
+    rc, out, err = run("plan", root, check_rc=0)
+    check(out.startswith("# order requested: auto\n# device "), "plan text header: " + out[:200])
+    check(len([l for l in out.splitlines() if not l.startswith("#")]) == len(files) + 1,
+          "plan text: header row plus one line per file")
+    rc, out, err = run("plan", "--order", "random", "--seed", "5", "--json", root, check_rc=0)
+    p1 = json.loads(out)
+    rc, out, err = run("plan", "--order", "random", "--seed", "5", "--json", root, check_rc=0)
+    p2 = json.loads(out)
+    check(p1["files"] == p2["files"] and p1["seed"] == 5, "random order reproducible by seed")
+    rc, out, err = run("plan", "--order", "path", "--json", root, check_rc=0)
+    paths = [f["path"] for f in json.loads(out)["files"]]
+    check(paths == sorted(paths, key=lambda s: s.encode()), "path order is bytewise")
+
+    # --- unreadable file and directory, as an unprivileged user -------------
+    if os.geteuid() == 0 and subprocess.run(["id", "nobody"], capture_output=True).returncode == 0:
+        secret = os.path.join(root, "secret.jpg")
+        with open(secret, "wb") as f:
+            f.write(b"x" * 100)
+        os.chmod(secret, 0)
+        locked = os.path.join(root, "locked")
+        os.mkdir(locked)
+        with open(os.path.join(locked, "inside.jpg"), "wb") as f:
+            f.write(b"y")
+        os.chmod(locked, 0)
+        nobody_db = os.path.join(work, "nobody")
+        os.mkdir(nobody_db)
+        os.chown(nobody_db, int(subprocess.run(["id", "-u", "nobody"], capture_output=True,
+                                               text=True).stdout), -1)
+        ndb = os.path.join(nobody_db, "i.db")
+        rc, out, err = run("scan", "--db", ndb, root, user="nobody")
+        check(rc == 1, "unreadable entries -> exit 1, got %d (%s)" % (rc, err))
+        check("missing files not marked deleted" in out, "no deletions after a dir error: " + out)
+        rc, out, err = run("export", "--db", ndb, user="nobody")
+        by = {json.loads(l)["path"]: json.loads(l) for l in out.splitlines()}
+        check(by.get(secret, {}).get("error") == "open: Permission denied",
+              "secret.jpg: %s" % by.get(secret))
+        check(by.get(locked, {}).get("error") == "opendir: Permission denied",
+              "locked dir: %s" % by.get(locked))
+        check(by.get(secret, {}).get("size") is None, "unreadable: size unknown")
+        os.chmod(locked, 0o755)
+
+    # --- a database that cannot be written: 3 ------------------------------
+    rc, out, err = run("scan", "--db", "/proc/seekless.db", root)
+    check(rc == 3 and "cannot create" in err, "unwritable database -> 3: %d %s" % (rc, err))
+    rc, out, err = run("export", "--db", os.path.join(work, "none.db"))
+    check(rc == 3 and "no index at" in err, "export without index -> 3: %d %s" % (rc, err))
+    check(not os.path.exists(os.path.join(work, "none.db")), "export creates nothing")
+
+done()

@@ -1,0 +1,16 @@
+#!/usr/bin/env bash
+# Install what seekless needs to build and test on Debian 12 (bookworm).
+# Skips apt when everything is already there.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config
+      libjpeg62-turbo-dev libturbojpeg0-dev libsqlite3-dev libxxhash-dev
+      python3 xxhash e2fsprogs xfsprogs btrfs-progs util-linux)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+[ ${#missing[@]} -eq 0 ] && exit 0
+sudo=""
+[ "$(id -u)" -eq 0 ] || sudo="sudo"
+$sudo apt-get update -qq
+DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
