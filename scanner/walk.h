@@ -13,6 +13,7 @@
 #ifndef SL_WALK_H
 #define SL_WALK_H
 
+#include <stdatomic.h>
 #include <stdint.h>
 
 #include "common/err.h"
@@ -23,7 +24,8 @@
 #define WALK_MAX_DEPTH 256
 
 struct walk_opts {
-	int cross_fs; /* descend into other file systems mounted below a root */
+	int cross_fs;       /* descend into other file systems mounted below a root */
+	atomic_int *cancel; /* when set (may be NULL): stop with SL_E_CANCELLED */
 };
 
 struct walk_stats {
@@ -40,7 +42,7 @@ struct walk_stats {
  * absolute) and append what it holds to ft.  Per-directory failures are
  * recorded in ft and counted in st->dir_errors.  Returns SL_OK; SL_E_IO when
  * the root itself cannot be opened; SL_E_NOMEM/SL_E_RESOURCE when the walk had
- * to stop. */
+ * to stop; SL_E_CANCELLED when o->cancel was set. */
 int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 	      struct walk_stats *st, struct sl_err *err);
 

@@ -115,6 +115,10 @@ static int walk_dir(struct walker *w, int fd, uint32_t dir, uint64_t dev, uint16
 	DIR *d;
 	int rc = SL_OK;
 
+	if (w->o->cancel && atomic_load(w->o->cancel)) {
+		close(fd);
+		return SL_FAIL(err, SL_E_CANCELLED, 0, "interrupted during the walk");
+	}
 	w->st->dirs++;
 	d = fdopendir(fd);
 	if (!d) {

@@ -34,7 +34,7 @@ int cli_roots(const char *cmd, char **argv, int argc, struct prep *p)
 
 int cli_prepare(struct prep *p, int cross_fs, atomic_int *cancel, struct sl_err *err)
 {
-	struct walk_opts wo = {cross_fs};
+	struct walk_opts wo = {cross_fs, cancel};
 	double t;
 	size_t i;
 	int rc;
@@ -45,8 +45,6 @@ int cli_prepare(struct prep *p, int cross_fs, atomic_int *cancel, struct sl_err 
 		rc = walk_root(&p->ft, p->roots[i], &wo, &p->ws, err);
 		if (rc != SL_OK)
 			return rc;
-		if (cancel && atomic_load(cancel))
-			return SL_FAIL(err, SL_E_CANCELLED, 0, "interrupted during the walk");
 	}
 	p->walk_s = sys_now() - t;
 	t = sys_now();

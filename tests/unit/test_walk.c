@@ -175,12 +175,29 @@ static void test_bind_loop(void)
 	ftab_free(&ft);
 }
 
+static void test_cancel(void)
+{
+	struct ftab ft;
+	atomic_int cancel;
+	struct walk_opts o = {0, &cancel};
+	struct walk_stats st;
+	struct sl_err e;
+
+	atomic_init(&cancel, 1);
+	memset(&st, 0, sizeof(st));
+	ftab_init(&ft);
+	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_E_CANCELLED);
+	CHECK_INT(ft.nfiles, 0);
+	ftab_free(&ft);
+}
+
 int main(void)
 {
 	build_tree();
 	RUN(test_tree);
 	RUN(test_single_file_and_missing);
 	RUN(test_bind_loop);
+	RUN(test_cancel);
 	t_rmtree(root);
 	free(root);
 	return t_done();
