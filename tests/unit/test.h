@@ -124,13 +124,4 @@ static inline unsigned char *t_read(const char *path, size_t *len)
 	return p;
 }
 
-/* The shared corpus of real camera files, or NULL when not present. */
-static inline const char *t_corpus(void)
-{
-	static char path[4096];
-	struct stat st;
-	snprintf(path, sizeof(path), "%s", SEEKLESS_CORPUS_DIR);
-	return stat(path, &st) == 0 ? path : NULL;
-}
-
 #endif
