@@ -177,7 +177,6 @@ struct pipe;
 struct rgroup {
 	struct pipe *P;
 	const struct plan_group *g;
-	size_t index;
 	atomic_size_t cursor;
 	atomic_int readers_left;
 	double end;
@@ -243,30 +242,39 @@ static void fill_location(const struct ftab *ft, struct px_record *r)
 	r->ext_flags = f->flags;
 }
 
-/* A record for a file that could not be opened or read. */
-static void emit_error(struct pipe *P, uint32_t file, char *path, const struct rd_info *info,
+/* Fill *r for a file that could not be opened or read, from what the
+ * locate pass knew of it.  Takes path. */
+static void fill_error(const struct ftab *ft, struct px_record *r, uint32_t file, char *path,
 		       int code, const char *msg)
 {
-	struct px_record *r = calloc(1, sizeof(*r));
-	const struct ft_file *f = &P->ft->files[file];
+	const struct ft_file *f = &ft->files[file];
 
-	if (!r) {
-		struct sl_err e;
-		SL_FAIL(&e, SL_E_NOMEM, 0, "pipeline: out of memory");
-		set_fatal(P, &e);
-		free(path);
-		return;
-	}
+	memset(r, 0, sizeof(*r));
 	r->file = file;
 	r->path = path;
-	r->dev = info ? info->dev : P->ft->devs[f->dev].st_dev;
-	r->ino = info ? info->ino : f->ino;
-	r->size = info ? info->size : f->size;
-	r->mtime_ns = info ? info->mtime_ns : f->mtime_ns;
-	fill_location(P->ft, r);
+	r->dev = ft->devs[f->dev].st_dev;
+	r->ino = f->ino;
+	r->size = f->size;
+	r->mtime_ns = f->mtime_ns;
+	fill_location(ft, r);
 	r->is_dir = (f->flags & FT_DIR) != 0;
 	r->err_code = code;
 	snprintf(r->error, sizeof(r->error), "%s", msg);
+}
+
+static void nomem(struct pipe *P);
+
+/* Queue an error record for the store loop (reader threads). */
+static void emit_error(struct pipe *P, uint32_t file, char *path, int code, const char *msg)
+{
+	struct px_record *r = malloc(sizeof(*r));
+
+	if (!r) {
+		free(path);
+		nomem(P);
+		return;
+	}
+	fill_error(P->ft, r, file, path, code, msg);
 	q_push(&P->sq, r);
 }
 
@@ -329,7 +337,7 @@ static void read_file(struct pipe *P, uint32_t file)
 			set_fatal(P, &fe);
 			free(path);
 		} else {
-			emit_error(P, file, path, NULL, rc, e.msg);
+			emit_error(P, file, path, rc, e.msg);
 		}
 		return;
 	}
@@ -562,7 +570,7 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 	struct px_progress prog;
 	struct px_record *r;
 	double last_progress = 0;
-	int jobs, rc = SL_OK;
+	int jobs, e = 0, rc = SL_OK;
 
 	memset(st, 0, sizeof(*st));
 	memset(&P, 0, sizeof(P));
@@ -599,7 +607,6 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 			n = pg->count ? (int)pg->count : 1;
 		P.groups[g].P = &P;
 		P.groups[g].g = pg;
-		P.groups[g].index = g;
 		atomic_init(&P.groups[g].cursor, 0);
 		atomic_init(&P.groups[g].readers_left, n);
 		nreaders += (size_t)n;
@@ -616,12 +623,12 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 		q_close(&P.xq);
 	}
 	for (i = 0; i < (size_t)jobs; i++) {
-		if (pthread_create(&threads[nthreads], NULL, extractor_main, &P) != 0)
+		if ((e = pthread_create(&threads[nthreads], NULL, extractor_main, &P)) != 0)
 			break;
 		nthreads++;
 	}
 	if (nthreads == 0) {
-		rc = SL_FAIL(err, SL_E_RESOURCE, errno, "cannot start extractor threads");
+		rc = SL_FAIL(err, SL_E_RESOURCE, e, "cannot start extractor threads");
 		goto out;
 	}
 	if (nthreads < (size_t)jobs &&
@@ -630,10 +637,11 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 	for (g = 0; g < pl->ngroups && nreaders; g++) {
 		int n = atomic_load(&P.groups[g].readers_left), k;
 		for (k = 0; k < n; k++) {
-			if (pthread_create(&threads[nthreads], NULL, reader_main, &P.groups[g]) != 0) {
-				struct sl_err e;
-				SL_FAIL(&e, SL_E_RESOURCE, errno, "cannot start reader thread");
-				set_fatal(&P, &e);
+			if ((e = pthread_create(&threads[nthreads], NULL, reader_main, &P.groups[g])) !=
+			    0) {
+				struct sl_err te;
+				SL_FAIL(&te, SL_E_RESOURCE, e, "cannot start reader thread");
+				set_fatal(&P, &te);
 				reader_exit(&P, &P.groups[g]);
 				continue;
 			}
@@ -645,11 +653,13 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 		if (pl->groups[g].count == 0)
 			P.groups[g].end = P.t0;
 
-	/* Entries the walk or locate pass could not use get their record now. */
+	/* Entries the walk or locate pass could not use get their record now,
+	 * straight to the sink: this thread is also the store queue's only
+	 * consumer, so queueing them could block it against itself. */
 	for (i = 0; i < ft->nfiles; i++) {
 		const struct ft_file *f = &ft->files[i];
 		struct px_record er;
-		struct sl_err e;
+		struct sl_err se;
 		char *path;
 		if (!(f->flags & FT_FAILED) || atomic_load(&P.stop))
 			continue;
@@ -658,19 +668,9 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 			nomem(&P);
 			break;
 		}
-		memset(&er, 0, sizeof(er));
-		er.file = (uint32_t)i;
-		er.path = path;
-		er.dev = ft->devs[f->dev].st_dev;
-		er.ino = f->ino;
-		er.size = f->size;
-		er.mtime_ns = f->mtime_ns;
-		fill_location(ft, &er);
-		er.is_dir = (f->flags & FT_DIR) != 0;
-		er.err_code = SL_E_IO;
-		snprintf(er.error, sizeof(er.error), "%s", ftab_str(ft, f->err));
-		if (sink(sink_ctx, &er, &e) != SL_OK)
-			set_fatal(&P, &e);
+		fill_error(ft, &er, (uint32_t)i, path, SL_E_IO, ftab_str(ft, f->err));
+		if (sink(sink_ctx, &er, &se) != SL_OK)
+			set_fatal(&P, &se);
 		else {
 			st->files++;
 			st->errors++;

@@ -100,52 +100,71 @@ static void build(void)
 	t_write(p, "soon gone", 9);
 }
 
-/* Walk, locate and plan dir. */
-static void prepare(struct ftab *ft, struct dev_info **devs, struct plan *pl)
+/* dir walked, located and planned, plus what a run needs. */
+struct fixture {
+	struct ftab ft;
+	struct dev_info *devs;
+	struct plan pl;
+	struct px_opts o;
+	struct px_stats st;
+	struct sink_state s;
+	struct sl_err e;
+};
+
+static void fx_setup(struct fixture *x)
 {
-	struct walk_opts wo = {0};
+	struct walk_opts wo = {0, NULL};
 	struct walk_stats ws;
 	struct locate_stats ls;
-	struct sl_err e;
+	memset(x, 0, sizeof(*x));
 	memset(&ws, 0, sizeof(ws));
-	ftab_init(ft);
-	CHECK_INT(walk_root(ft, dir, &wo, &ws, &e), SL_OK);
-	CHECK_INT(locate_all(ft, devs, &ls, NULL, &e), SL_OK);
-	CHECK_INT(plan_build(ft, *devs, PLAN_AUTO, 1, pl, &e), SL_OK);
+	ftab_init(&x->ft);
+	CHECK_INT(walk_root(&x->ft, dir, &wo, &ws, &x->e), SL_OK);
+	CHECK_INT(locate_all(&x->ft, &x->devs, &ls, NULL, &x->e), SL_OK);
+	CHECK_INT(plan_build(&x->ft, x->devs, PLAN_AUTO, 1, &x->pl, &x->e), SL_OK);
+	x->o.keep_cache = 1;
+}
+
+static int fx_run(struct fixture *x)
+{
+	px_stats_free(&x->st);
+	x->s.n = 0;
+	return px_run(&x->ft, &x->pl, &x->o, sink, &x->s, &x->st, &x->e);
+}
+
+static void fx_free(struct fixture *x)
+{
+	free(x->s.recs);
+	px_stats_free(&x->st);
+	plan_free(&x->pl);
+	free(x->devs);
+	ftab_free(&x->ft);
 }
 
 static void test_full_run(void)
 {
-	struct ftab ft;
-	struct dev_info *devs = NULL;
-	struct plan pl;
-	struct px_opts o;
-	struct px_stats st;
-	struct sink_state s = {NULL, 0, 0, 0};
-	struct sl_err e;
+	struct fixture x;
+	struct sink_state *s = &x.s;
 	char p[4096], ref[33];
 	const struct got *g;
 	int i;
 
-	prepare(&ft, &devs, &pl);
+	fx_setup(&x);
 	snprintf(p, sizeof(p), "%s/vanishes.bin", dir);
 	unlink(p); /* between plan and read */
-
-	memset(&o, 0, sizeof(o));
-	o.jobs = 3;
-	o.mem_budget = 4u << 20; /* the 40 MiB file must stream */
-	o.chunk = 256u << 10;
-	o.keep_cache = 1;
-	CHECK_INT(px_run(&ft, &pl, &o, sink, &s, &st, &e), SL_OK);
-	CHECK_INT(s.n, NSMALL + 4);
-	CHECK_INT(st.files, NSMALL + 4);
-	CHECK_INT(st.errors, 2); /* vanished, not a JPEG */
-	CHECK(st.peak_inflight <= (4u << 20));
-	CHECK(st.peak_inflight > 0);
-	CHECK_INT(st.jobs, 3);
+	x.o.jobs = 3;
+	x.o.mem_budget = 4u << 20; /* the 40 MiB file must stream */
+	x.o.chunk = 256u << 10;
+	CHECK_INT(fx_run(&x), SL_OK);
+	CHECK_INT(s->n, NSMALL + 4);
+	CHECK_INT(x.st.files, NSMALL + 4);
+	CHECK_INT(x.st.errors, 2); /* vanished, not a JPEG */
+	CHECK(x.st.peak_inflight <= (4u << 20));
+	CHECK(x.st.peak_inflight > 0);
+	CHECK_INT(x.st.jobs, 3);
 	for (i = 0; i < NSMALL; i++) {
 		snprintf(p, sizeof(p), "/%s%02d.bin", i % 2 ? "sub/" : "", i);
-		g = find(&s, p);
+		g = find(s, p);
 		CHECK(g != NULL);
 		if (!g)
 			continue;
@@ -155,117 +174,84 @@ static void test_full_run(void)
 		CHECK_STR(g->hash, ref);
 		CHECK_INT(g->err_code, SL_OK);
 	}
-	g = find(&s, "/big.bin");
+	g = find(s, "/big.bin");
 	CHECK(g && g->size == BIG && g->read);
 	snprintf(p, sizeof(p), "%s/big.bin", dir);
 	ref_hash(p, ref);
 	CHECK(g && strcmp(g->hash, ref) == 0);
-	g = find(&s, "/vanishes.bin");
+	g = find(s, "/vanishes.bin");
 	CHECK(g && g->err_code == SL_E_IO && !g->read);
 	CHECK(g && strstr(g->error, "open: No such file or directory") != NULL);
-	g = find(&s, "/notjpeg.jpg");
+	g = find(s, "/notjpeg.jpg");
 	CHECK(g && g->err_code == SL_E_CORRUPT && g->read && strcmp(g->format, "jpeg") == 0);
 	CHECK(g && strncmp(g->error, "jpeg: ", 6) == 0);
-	g = find(&s, "/empty.jpg");
+	g = find(s, "/empty.jpg");
 	CHECK(g && g->size == 0 && g->err_code == 0);
 	CHECK(g && strcmp(g->hash, "99aa06d3014798d86001c324468d497f") == 0);
 
 	snprintf(p, sizeof(p), "%s/vanishes.bin", dir);
 	t_write(p, "soon gone", 9);
-	free(s.recs);
-	px_stats_free(&st);
-	plan_free(&pl);
-	free(devs);
-	ftab_free(&ft);
+	fx_free(&x);
 }
 
 static void test_faults(void)
 {
-	struct ftab ft;
-	struct dev_info *devs = NULL;
-	struct plan pl;
-	struct px_opts o;
-	struct px_stats st;
-	struct sink_state s = {NULL, 0, 0, 0};
-	struct sl_err e;
+	struct fixture x;
 	size_t i, io = 0;
 
-	prepare(&ft, &devs, &pl);
-	memset(&o, 0, sizeof(o));
-	o.jobs = 2;
-	o.keep_cache = 1;
+	fx_setup(&x);
+	x.o.jobs = 2;
 	/* EIO on one read: that file's record says so, the others are fine */
 	rd_inject(RD_OP_READ, RD_FAULT_EIO, 5);
-	CHECK_INT(px_run(&ft, &pl, &o, sink, &s, &st, &e), SL_OK);
-	for (i = 0; i < s.n; i++)
-		if (s.recs[i].err_code == SL_E_IO) {
+	CHECK_INT(fx_run(&x), SL_OK);
+	for (i = 0; i < x.s.n; i++)
+		if (x.s.recs[i].err_code == SL_E_IO) {
 			io++;
-			CHECK(strstr(s.recs[i].error, "Input/output error") != NULL);
-			CHECK(s.recs[i].hash[0] == '\0');
+			CHECK(strstr(x.s.recs[i].error, "Input/output error") != NULL);
+			CHECK(x.s.recs[i].hash[0] == '\0');
 		}
 	CHECK_INT(io, 1);
-	CHECK_INT(s.n, NSMALL + 4);
-	px_stats_free(&st);
+	CHECK_INT(x.s.n, NSMALL + 4);
 
 	/* EMFILE: the run stops with a resource error, and says where */
-	s.n = 0;
 	rd_inject(RD_OP_OPEN, RD_FAULT_EMFILE, 3);
-	CHECK_INT(px_run(&ft, &pl, &o, sink, &s, &st, &e), SL_E_RESOURCE);
-	CHECK(strstr(e.msg, "Too many open files") != NULL);
-	CHECK(s.n < NSMALL + 4);
-	px_stats_free(&st);
+	CHECK_INT(fx_run(&x), SL_E_RESOURCE);
+	CHECK(strstr(x.e.msg, "Too many open files") != NULL);
+	CHECK(x.s.n < NSMALL + 4);
 
 	/* the sink fails (a full database): stop, report the sink's error */
-	s.n = 0;
-	s.fail_after = 10;
-	CHECK_INT(px_run(&ft, &pl, &o, sink, &s, &st, &e), SL_E_DB);
-	CHECK(strstr(e.msg, "disk is full (test)") != NULL);
-	CHECK_INT(s.n, 10);
-	CHECK_INT(st.files, 10);
-	px_stats_free(&st);
+	x.s.fail_after = 10;
+	CHECK_INT(fx_run(&x), SL_E_DB);
+	CHECK(strstr(x.e.msg, "disk is full (test)") != NULL);
+	CHECK_INT(x.s.n, 10);
+	CHECK_INT(x.st.files, 10);
 
 	/* cancelled before it starts: nothing read, reported as cancelled */
 	{
 		atomic_int cancel;
 		atomic_init(&cancel, 1);
-		s.n = 0;
-		s.fail_after = 0;
-		o.cancel = &cancel;
-		CHECK_INT(px_run(&ft, &pl, &o, sink, &s, &st, &e), SL_E_CANCELLED);
-		CHECK_INT(st.bytes, 0);
-		px_stats_free(&st);
+		x.s.fail_after = 0;
+		x.o.cancel = &cancel;
+		CHECK_INT(fx_run(&x), SL_E_CANCELLED);
+		CHECK_INT(x.st.bytes, 0);
+		x.o.cancel = NULL;
 	}
-	free(s.recs);
-	plan_free(&pl);
-	free(devs);
-	ftab_free(&ft);
+	fx_free(&x);
 }
 
 static void test_failed_entries(void)
 {
-	struct ftab ft;
-	struct dev_info *devs = NULL;
-	struct plan pl;
-	struct px_opts o;
-	struct px_stats st;
-	struct sink_state s = {NULL, 0, 0, 0};
-	struct sl_err e;
+	struct fixture x;
 
-	prepare(&ft, &devs, &pl);
-	plan_free(&pl);
+	fx_setup(&x);
+	plan_free(&x.pl);
 	/* as if locate had failed on the first file */
-	ftab_fail(&ft, 0, "open: Permission denied", &e);
-	CHECK_INT(plan_build(&ft, devs, PLAN_INODE, 1, &pl, &e), SL_OK);
-	memset(&o, 0, sizeof(o));
-	o.keep_cache = 1;
-	CHECK_INT(px_run(&ft, &pl, &o, sink, &s, &st, &e), SL_OK);
-	CHECK_INT(s.n, NSMALL + 4);
-	CHECK_INT(st.errors, 2); /* the failed entry and the bad JPEG */
-	free(s.recs);
-	px_stats_free(&st);
-	plan_free(&pl);
-	free(devs);
-	ftab_free(&ft);
+	ftab_fail(&x.ft, 0, "open: Permission denied", &x.e);
+	CHECK_INT(plan_build(&x.ft, x.devs, PLAN_INODE, 1, &x.pl, &x.e), SL_OK);
+	CHECK_INT(fx_run(&x), SL_OK);
+	CHECK_INT(x.s.n, NSMALL + 4);
+	CHECK_INT(x.st.errors, 2); /* the failed entry and the bad JPEG */
+	fx_free(&x);
 }
 
 int main(void)
