@@ -28,6 +28,10 @@ uint64_t sys_peak_rss(void);
  * Returns 0 or an errno value. */
 int sys_mkdir_parents(const char *path);
 
+/* Device and file number of path (not following a final symlink).
+ * Returns 0 or an errno value. */
+int sys_file_id(const char *path, uint64_t *dev, uint64_t *ino);
+
 /* Create path as an empty file readable only by its owner (0600), unless it
  * exists.  Returns 0 or an errno value. */
 int sys_create_private(const char *path);

@@ -141,3 +141,13 @@ void sys_on_interrupt(atomic_int *flag)
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
 }
+
+int sys_file_id(const char *path, uint64_t *dev, uint64_t *ino)
+{
+	struct stat st;
+	if (lstat(path, &st) != 0)
+		return errno;
+	*dev = (uint64_t)st.st_dev;
+	*ino = (uint64_t)st.st_ino;
+	return 0;
+}

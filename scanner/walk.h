@@ -23,9 +23,17 @@
  * the walk holds one descriptor per level. */
 #define WALK_MAX_DEPTH 256
 
+/* A file the walk leaves out, by identity (the index's own files). */
+struct walk_skip {
+	uint64_t dev;
+	uint64_t ino;
+};
+
 struct walk_opts {
-	int cross_fs;       /* descend into other file systems mounted below a root */
-	atomic_int *cancel; /* when set (may be NULL): stop with SL_E_CANCELLED */
+	int cross_fs;                /* descend into file systems mounted below a root */
+	atomic_int *cancel;          /* when set (may be NULL): stop with SL_E_CANCELLED */
+	const struct walk_skip *skip; /* files to leave out */
+	size_t nskip;
 };
 
 struct walk_stats {
@@ -35,6 +43,7 @@ struct walk_stats {
 	uint64_t special;   /* FIFOs, sockets, devices: skipped, never opened */
 	uint64_t other_fs;  /* mount points not descended */
 	uint64_t repeats;   /* directories reached a second time */
+	uint64_t excluded;  /* files in walk_opts.skip */
 	uint64_t dir_errors;
 };
 

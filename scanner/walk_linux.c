@@ -27,6 +27,15 @@ struct pending {
 	uint32_t name; /* offset of its name in the arena */
 };
 
+static int skipped(const struct walk_opts *o, uint64_t dev, uint64_t ino)
+{
+	size_t i;
+	for (i = 0; i < o->nskip; i++)
+		if (o->skip[i].dev == dev && o->skip[i].ino == ino)
+			return 1;
+	return 0;
+}
+
 static int record_dir_error(struct walker *w, uint32_t dir, const char *op, int sys,
 			    struct sl_err *err)
 {
@@ -150,7 +159,9 @@ static int walk_dir(struct walker *w, int fd, uint32_t dir, uint64_t dev, uint16
 			type = S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR
 				: S_ISLNK(st.st_mode) ? DT_LNK : DT_FIFO;
 		}
-		if (type == DT_REG) {
+		if (type == DT_REG && skipped(w->o, dev, (uint64_t)de->d_ino)) {
+			w->st->excluded++;
+		} else if (type == DT_REG) {
 			rc = ftab_add_file(w->ft, dir, name, len, (uint64_t)de->d_ino, devidx, NULL,
 					   err);
 			if (rc != SL_OK)

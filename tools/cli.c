@@ -32,12 +32,25 @@ int cli_roots(const char *cmd, char **argv, int argc, struct prep *p)
 	return SL_OK;
 }
 
-int cli_prepare(struct prep *p, int cross_fs, atomic_int *cancel, struct sl_err *err)
+int cli_prepare(struct prep *p, int cross_fs, const char *dbpath, atomic_int *cancel,
+		struct sl_err *err)
 {
-	struct walk_opts wo = {cross_fs, cancel};
+	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
+	struct walk_skip skip[4];
+	struct walk_opts wo = {.cross_fs = cross_fs, .cancel = cancel, .skip = skip};
+	struct strbuf sb = STRBUF_INIT;
 	double t;
 	size_t i;
 	int rc;
+
+	/* The index must not index itself: it changes while being read. */
+	for (i = 0; dbpath && i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		sb_reset(&sb);
+		sb_addf(&sb, "%s%s", dbpath, suffixes[i]);
+		if (!sb.oom && sys_file_id(sb.p, &skip[wo.nskip].dev, &skip[wo.nskip].ino) == 0)
+			wo.nskip++;
+	}
+	sb_free(&sb);
 
 	ftab_init(&p->ft);
 	t = sys_now();

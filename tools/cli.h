@@ -38,8 +38,10 @@ struct prep {
  * on stderr, returns SL_E_USAGE). */
 int cli_roots(const char *cmd, char **argv, int argc, struct prep *p);
 
-/* Walk every root and locate every file.  Returns SL_OK or a fatal error. */
-int cli_prepare(struct prep *p, int cross_fs, atomic_int *cancel, struct sl_err *err);
+/* Walk every root and locate every file, leaving out the files of the
+ * index at dbpath (may be NULL).  Returns SL_OK or a fatal error. */
+int cli_prepare(struct prep *p, int cross_fs, const char *dbpath, atomic_int *cancel,
+		struct sl_err *err);
 void cli_prep_free(struct prep *p);
 
 /* --db, or the default location. */

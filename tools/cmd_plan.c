@@ -252,7 +252,7 @@ int cmd_plan(int argc, char **argv)
 	}
 	if (!have_seed)
 		seed = cli_random_seed();
-	rc = cli_prepare(&p, cross_fs, NULL, &e);
+	rc = cli_prepare(&p, cross_fs, NULL, NULL, &e);
 	if (rc == SL_OK)
 		rc = plan_build(&p.ft, p.devs, order, seed, &pl, &e);
 	if (rc != SL_OK) {

@@ -80,8 +80,9 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 	       status, st->files, bytes, wall, wall > 0 ? (double)st->bytes / 1e6 / wall : 0.0,
 	       st->errors);
 	printf("  walk     %7.2f s  %" PRIu64 " dirs, %" PRIu64 " files; skipped %" PRIu64
-	       " symlinks, %" PRIu64 " special files, %" PRIu64 " other file systems\n",
-	       p->walk_s, p->ws.dirs, p->ws.files, p->ws.symlinks, p->ws.special, p->ws.other_fs);
+	       " symlinks, %" PRIu64 " special files, %" PRIu64 " other file systems%s\n",
+	       p->walk_s, p->ws.dirs, p->ws.files, p->ws.symlinks, p->ws.special, p->ws.other_fs,
+	       p->ws.excluded ? ", the index's own files" : "");
 	printf("  locate   %7.2f s  stat and extent map in inode order; %" PRIu64 " of %" PRIu64
 	       " files have a physical position\n",
 	       p->locate_s, p->ls.located, p->ls.files);
@@ -248,7 +249,7 @@ int cmd_scan(int argc, char **argv)
 	}
 	sc.db = db;
 
-	rc = cli_prepare(&p, cross_fs, &cancel, &e);
+	rc = cli_prepare(&p, cross_fs, dbpath.p, &cancel, &e);
 	if (rc == SL_OK)
 		rc = plan_build(&p.ft, p.devs, order, seed, &pl, &e);
 	if (rc == SL_OK) {

@@ -124,6 +124,19 @@ with tempdir("cli") as work:
         check(by.get(secret, {}).get("size") is None, "unreadable: size unknown")
         os.chmod(locked, 0o755)
 
+    # --- the index inside the tree it indexes leaves itself out ------------
+    inner = os.path.join(root, "index.db")
+    rc, out, err = run("scan", "--db", inner, root)
+    check("the index's own files" in out, "summary mentions the exclusion: " + out)
+    rc, out, err = run("export", "--db", inner, check_rc=0)
+    paths = [json.loads(l)["path"] for l in out.splitlines()]
+    check(not [p for p in paths if "index.db" in p], "index files not indexed")
+    want = sorted(p for p in regular_files(root) if not os.path.basename(p).startswith("index.db"))
+    check(sorted(paths) == want, "everything else is: %d of %d" % (len(paths), len(want)))
+    for suffix in ("", "-wal", "-shm"):
+        if os.path.exists(inner + suffix):
+            os.unlink(inner + suffix)
+
     # --- a database that cannot be written: 3 ------------------------------
     rc, out, err = run("scan", "--db", "/proc/seekless.db", root)
     check(rc == 3 and "cannot create" in err, "unwritable database -> 3: %d %s" % (rc, err))

@@ -113,7 +113,7 @@ struct fixture {
 
 static void fx_setup(struct fixture *x)
 {
-	struct walk_opts wo = {0, NULL};
+	struct walk_opts wo = {0};
 	struct walk_stats ws;
 	struct locate_stats ls;
 	memset(x, 0, sizeof(*x));

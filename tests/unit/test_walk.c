@@ -179,7 +179,7 @@ static void test_cancel(void)
 {
 	struct ftab ft;
 	atomic_int cancel;
-	struct walk_opts o = {0, &cancel};
+	struct walk_opts o = {.cancel = &cancel};
 	struct walk_stats st;
 	struct sl_err e;
 
