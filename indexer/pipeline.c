@@ -179,6 +179,7 @@ struct rgroup {
 	const struct plan_group *g;
 	atomic_size_t cursor;
 	atomic_int readers_left;
+	atomic_ullong files, bytes; /* actually read */
 	double end;
 };
 
@@ -312,7 +313,7 @@ static void nomem(struct pipe *P)
 }
 
 /* Read one file and queue its bytes: whole when small, else chunk by chunk. */
-static void read_file(struct pipe *P, uint32_t file)
+static void read_file(struct pipe *P, struct rgroup *g, uint32_t file)
 {
 	const struct ft_file *f = &P->ft->files[file];
 	struct rd_file *rf = NULL;
@@ -374,6 +375,7 @@ static void read_file(struct pipe *P, uint32_t file)
 		rc = want ? rd_read(rf, buf, want, off, &got, &e) : SL_OK;
 		off += got;
 		atomic_fetch_add(&P->bytes_read, got);
+		atomic_fetch_add(&g->bytes, got);
 		last = rc != SL_OK || got < want || off >= size;
 		if (!last && stopping(P)) {
 			tail->cancelled = 1;
@@ -402,6 +404,7 @@ static void read_file(struct pipe *P, uint32_t file)
 		if (last)
 			break;
 	}
+	atomic_fetch_add(&g->files, 1);
 	rd_close(rf, P->o->keep_cache);
 	return;
 oom:
@@ -427,7 +430,7 @@ static void *reader_main(void *arg)
 		size_t i = atomic_fetch_add(&g->cursor, 1);
 		if (i >= g->g->count)
 			break;
-		read_file(P, P->pl->seq[g->g->first + i]);
+		read_file(P, g, P->pl->seq[g->g->first + i]);
 	}
 	reader_exit(P, g);
 	return NULL;
@@ -608,6 +611,8 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 		P.groups[g].P = &P;
 		P.groups[g].g = pg;
 		atomic_init(&P.groups[g].cursor, 0);
+		atomic_init(&P.groups[g].files, 0);
+		atomic_init(&P.groups[g].bytes, 0);
 		atomic_init(&P.groups[g].readers_left, n);
 		nreaders += (size_t)n;
 	}
@@ -707,8 +712,8 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 	st->peak_inflight = P.budget.peak;
 	for (g = 0; g < pl->ngroups; g++) {
 		gstats[g].read_s = (P.groups[g].end ? P.groups[g].end : P.read_end) - P.t0;
-		gstats[g].files = pl->groups[g].count;
-		gstats[g].bytes = pl->groups[g].bytes;
+		gstats[g].files = atomic_load(&P.groups[g].files);
+		gstats[g].bytes = atomic_load(&P.groups[g].bytes);
 	}
 	st->groups = gstats;
 	st->ngroups = pl->ngroups;
@@ -717,7 +722,8 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 		*err = P.fatal_err;
 		rc = P.fatal;
 	} else if (rc == SL_OK && o->cancel && atomic_load(o->cancel)) {
-		rc = SL_FAIL(err, SL_E_CANCELLED, 0, "scan interrupted");
+		rc = SL_FAIL(err, SL_E_CANCELLED, 0,
+			     "interrupted; what was read is stored, run again to complete the index");
 	}
 out:
 	free(threads);

@@ -66,8 +66,8 @@ struct px_opts {
 
 struct px_group_stats {
 	double read_s;       /* wall time until the group's last reader finished */
-	uint64_t files;
-	uint64_t bytes;
+	uint64_t files;      /* files opened and read (to the end or an error) */
+	uint64_t bytes;      /* bytes read */
 };
 
 struct px_stats {

@@ -92,13 +92,15 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 	for (g = 0; g < pl->ngroups; g++) {
 		const struct plan_group *gr = &pl->groups[g];
 		char fs[512], gb[32];
-		double rs = g < st->ngroups ? st->groups[g].read_s : 0;
+		const struct px_group_stats *gs = g < st->ngroups ? &st->groups[g] : NULL;
+		double rs = gs ? gs->read_s : 0;
+		uint64_t gbytes = gs ? gs->bytes : 0;
 		cli_group_fs(p, pl, g, fs, sizeof(fs));
-		cli_fmt_bytes(gr->bytes, gb, sizeof(gb));
+		cli_fmt_bytes(gbytes, gb, sizeof(gb));
 		printf("  device %s (%s): order %s: %s\n", gr->name, fs, plan_order_name(gr->order),
 		       gr->reason);
-		printf("         %zu files, %s, read in %.2f s (%.1f MB/s)\n", gr->count, gb, rs,
-		       rs > 0 ? (double)gr->bytes / 1e6 / rs : 0.0);
+		printf("         %" PRIu64 " of %zu files, %s, read in %.2f s (%.1f MB/s)\n",
+		       gs ? gs->files : 0, gr->count, gb, rs, rs > 0 ? (double)gbytes / 1e6 / rs : 0.0);
 	}
 	if (pl->requested == PLAN_RANDOM)
 		printf("  random order seed %" PRIu64 "\n", pl->seed);
@@ -132,8 +134,8 @@ static void store_devices(struct db *db, const struct prep *p, const struct plan
 		row.extents = gr->extents;
 		row.order = plan_order_name(gr->order);
 		row.reason = gr->reason;
-		row.files = gr->count;
-		row.bytes = gr->bytes;
+		row.files = g < st->ngroups ? st->groups[g].files : 0;
+		row.bytes = g < st->ngroups ? st->groups[g].bytes : 0;
 		row.read_s = g < st->ngroups ? st->groups[g].read_s : 0;
 		if (db_scan_device(db, &row, &e) != SL_OK)
 			cli_error("scan", &e);

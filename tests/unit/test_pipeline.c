@@ -28,7 +28,9 @@ struct got {
 struct sink_state {
 	struct got *recs;
 	size_t n, cap;
-	size_t fail_after; /* 0: never */
+	size_t fail_after;   /* 0: never */
+	size_t cancel_after; /* 0: never */
+	atomic_int *cancel;
 };
 
 static int sink(void *ctx, const struct px_record *r, struct sl_err *err)
@@ -37,6 +39,8 @@ static int sink(void *ctx, const struct px_record *r, struct sl_err *err)
 	struct got *g;
 	if (s->fail_after && s->n >= s->fail_after)
 		return SL_FAIL(err, SL_E_DB, 0, "database: disk is full (test)");
+	if (s->cancel_after && s->n + 1 == s->cancel_after)
+		atomic_store(s->cancel, 1); /* as SIGINT would */
 	sl_grow(&s->recs, &s->cap, s->n + 1, sizeof(*s->recs));
 	g = &s->recs[s->n++];
 	snprintf(g->path, sizeof(g->path), "%s", r->path);
@@ -234,6 +238,16 @@ static void test_faults(void)
 		x.o.cancel = &cancel;
 		CHECK_INT(fx_run(&x), SL_E_CANCELLED);
 		CHECK_INT(x.st.bytes, 0);
+		/* cancelled in the middle: what was read is still stored */
+		atomic_store(&cancel, 0);
+		x.s.cancel = &cancel;
+		x.s.cancel_after = 10;
+		x.o.jobs = 1;
+		CHECK_INT(fx_run(&x), SL_E_CANCELLED);
+		CHECK(strstr(x.e.msg, "interrupted") != NULL);
+		CHECK(x.s.n >= 10 && x.s.n < NSMALL + 4);
+		CHECK_INT(x.st.files, x.s.n);
+		CHECK(x.st.bytes > 0);
 		x.o.cancel = NULL;
 	}
 	fx_free(&x);
