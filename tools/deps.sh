@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config
       libjpeg62-turbo-dev libturbojpeg0-dev libsqlite3-dev libxxhash-dev
-      python3 xxhash e2fsprogs xfsprogs btrfs-progs util-linux)
+      python3 xxhash e2fsprogs xfsprogs btrfs-progs util-linux bindfs)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
