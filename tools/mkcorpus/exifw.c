@@ -92,9 +92,10 @@ static void add_rational(struct ifd *d, uint16_t tag, uint32_t num, uint32_t den
 	add_rationals(d, tag, r, 1);
 }
 
-static void add_undef(struct ifd *d, uint16_t tag, const void *bytes, uint32_t n)
+/* n single-byte values of type BYTE (1) or UNDEFINED (7). */
+static void add_bytes(struct ifd *d, uint16_t tag, uint16_t type, const void *bytes, uint32_t n)
 {
-	memcpy(add(d, tag, 7, n, n)->data, bytes, n);
+	memcpy(add(d, tag, type, n, n)->data, bytes, n);
 }
 
 static size_t ifd_size(const struct ifd *d)
@@ -171,7 +172,7 @@ int exifw_build(const struct exifw_in *in, struct strbuf *out)
 	add_rational(&exif, 0x829A, in->exp_num, in->exp_den);
 	add_rational(&exif, 0x829D, in->fnum_num, in->fnum_den);
 	add_short(&exif, 0x8827, (uint16_t)in->iso);
-	add_undef(&exif, 0x9000, "0232", 4);
+	add_bytes(&exif, 0x9000, 7, "0232", 4);
 	add_ascii(&exif, 0x9003, in->datetime);
 	add_ascii(&exif, 0x9004, in->datetime);
 	add_rational(&exif, 0x920A, in->focal_num, in->focal_den);
@@ -182,8 +183,7 @@ int exifw_build(const struct exifw_in *in, struct strbuf *out)
 
 	if (in->has_gps) {
 		char ref[2] = {0, 0};
-		add_undef(&gps, 0x0000, "\2\3\0\0", 4);
-		gps.e[0].type = 1; /* GPSVersionID is BYTE[4] */
+		add_bytes(&gps, 0x0000, 1, "\2\3\0\0", 4);
 		ref[0] = in->lat_ref;
 		add_ascii(&gps, 0x0001, ref);
 		add_rationals(&gps, 0x0002, (const uint32_t(*)[2])in->lat, 3);
