@@ -1,62 +1,523 @@
-/* bmff.c - ISO base media files (HEIC, AVIF, CR3, MP4/MOV): the family from
- * the ftyp box.  Item properties (ispe) and the Exif item are read by the
- * extraction issue's BMFF walker; until then these files get a format only. */
+/* bmff.c - box-structured files: ISO BMFF (HEIC, HEIF, AVIF, CR3, MP4/MOV)
+ * and JPEG 2000 (JP2), which uses the same box layout.
+ *
+ * HEIF/AVIF: the meta box lists items (iinf), where their bytes are (iloc),
+ * their properties (iprp: ipco + ipma) and which item is the picture (pitm).
+ * The size is the primary item's 'ispe' property; the EXIF is the item of
+ * type 'Exif' (a 4-byte offset, then a TIFF block).  CR3 keeps its TIFF
+ * blocks in moov/uuid(Canon)/CMT1 (IFD0), CMT2 (Exif IFD), CMT4 (GPS IFD).
+ * JP2: the size is in jp2h/ihdr, EXIF in a 'uuid' box "JpgTiffExif->JP2".
+ *
+ * Every box is checked against its parent; nesting depth and item counts
+ * are bounded.  The family comes from the major brand of 'ftyp', as exiftool
+ * names it.
+ */
+#include <stdlib.h>
 #include <string.h>
 
 #include "indexer/cursor.h"
+#include "indexer/exif.h"
 #include "indexer/extract.h"
+
+#define MAX_DEPTH 8
+#define MAX_ITEMS 4096
+#define MAX_PROPS 1024
+
+struct box {
+	char type[5];
+	size_t start;  /* first byte of the box */
+	size_t body;   /* first byte after the header */
+	size_t end;    /* one past the last byte (clipped to the buffer) */
+	int truncated; /* declared to run past the bytes we hold */
+};
+
+/* The box at off inside [off, limit); 0 on success. */
+static int box_at(const struct bc *c, size_t off, size_t limit, struct box *b)
+{
+	uint32_t size32;
+	uint64_t size;
+
+	if (limit > c->len)
+		limit = c->len;
+	if (off + 8 > limit || bc_be32(c, off, &size32))
+		return -1;
+	memcpy(b->type, c->p + off + 4, 4);
+	b->type[4] = '\0';
+	b->start = off;
+	b->body = off + 8;
+	size = size32;
+	if (size32 == 1) {
+		if (bc_be64(c, off + 8, &size))
+			return -1;
+		b->body = off + 16;
+	} else if (size32 == 0) {
+		size = limit - off;
+	}
+	if (size < b->body - off)
+		return -1;
+	b->truncated = size > limit - off;
+	b->end = b->truncated ? limit : off + (size_t)size;
+	return 0;
+}
 
 static const struct {
 	char brand[5];
 	const char *name;
 } brands[] = {
-	{"heic", "heic"}, {"heix", "heic"}, {"heim", "heic"}, {"heis", "heic"},
-	{"hevc", "heic"}, {"hevx", "heic"}, {"mif1", "heif"}, {"msf1", "heif"},
+	{"heic", "heic"}, {"heix", "heif"}, {"heim", "heic"}, {"heis", "heic"},
+	{"hevc", "heic"}, {"hevx", "heif"}, {"mif1", "heif"}, {"msf1", "heif"},
 	{"avif", "avif"}, {"avis", "avif"}, {"crx ", "cr3"},  {"qt  ", "mov"},
-	{"isom", "mp4"},  {"iso2", "mp4"},  {"mp41", "mp4"},  {"mp42", "mp4"},
-	{"M4V ", "mp4"},  {"3gp4", "3gp"},  {"3gp5", "3gp"},
+	{"3gp4", "3gp"},  {"3gp5", "3gp"},  {"jp2 ", "jp2"},
 };
-
-static const char *lookup(const uint8_t *b)
-{
-	size_t i;
-	for (i = 0; i < sizeof(brands) / sizeof(brands[0]); i++)
-		if (memcmp(b, brands[i].brand, 4) == 0)
-			return brands[i].name;
-	return NULL;
-}
 
 const char *bmff_brand(const uint8_t *p, size_t n)
 {
 	struct bc c = bc_make(p, n, 1);
-	uint32_t size;
-	const char *name, *fallback = NULL;
-	size_t off;
+	size_t i;
 
-	if (!bc_has(&c, 0, 12) || !bc_is(&c, 4, "ftyp", 4) || bc_be32(&c, 0, &size) || size < 12)
+	if (!bc_has(&c, 0, 12) || !bc_is(&c, 4, "ftyp", 4))
 		return NULL;
-	if (!bc_has(&c, 0, size))
-		size = (uint32_t)(c.len < 64 ? c.len : 64);
-	name = lookup(p + 8);
-	if (name && strcmp(name, "heif") != 0 && strcmp(name, "mp4") != 0)
-		return name;
-	fallback = name;
-	/* the major brand may be generic (mif1, isom): look at compatible ones */
-	for (off = 16; off + 4 <= size; off += 4) {
-		const char *b = lookup(p + off);
-		if (b && strcmp(b, "heif") != 0 && strcmp(b, "mp4") != 0)
-			return b;
-		if (b && !fallback)
-			fallback = b;
+	for (i = 0; i < sizeof(brands) / sizeof(brands[0]); i++)
+		if (memcmp(p + 8, brands[i].brand, 4) == 0)
+			return brands[i].name;
+	return "mp4"; /* any other ftyp: the generic ISO media family */
+}
+
+/* ---- HEIF items ---------------------------------------------------------- */
+
+struct item {
+	uint32_t id;
+	char type[5];
+	int method;        /* iloc construction method: 0 file offset, 1 idat */
+	uint64_t offset;   /* first extent */
+	uint64_t length;
+	int located;
+};
+
+struct heif {
+	const struct bc *c;
+	struct x_meta *m;
+	uint32_t primary;
+	int have_primary;
+	struct item items[64]; /* the first 64 items: pictures have a handful */
+	size_t nitems;
+	size_t idat_body, idat_end;
+	int have_idat;
+	/* ipco: offset of each property box, in order (index 1..) */
+	size_t props[MAX_PROPS];
+	size_t nprops;
+	size_t ipma_body, ipma_end;
+	int have_ipma;
+};
+
+static struct item *item_get(struct heif *h, uint32_t id, int add)
+{
+	size_t i;
+	for (i = 0; i < h->nitems; i++)
+		if (h->items[i].id == id)
+			return &h->items[i];
+	if (!add || h->nitems == sizeof(h->items) / sizeof(h->items[0]))
+		return NULL;
+	memset(&h->items[h->nitems], 0, sizeof(h->items[0]));
+	h->items[h->nitems].id = id;
+	return &h->items[h->nitems++];
+}
+
+static int read_sized(const struct bc *c, size_t at, unsigned size, uint64_t *v)
+{
+	uint32_t v32;
+	uint16_t v16;
+	*v = 0;
+	switch (size) {
+	case 0: return 0;
+	case 2:
+		if (bc_be16(c, at, &v16))
+			return -1;
+		*v = v16;
+		return 0;
+	case 4:
+		if (bc_be32(c, at, &v32))
+			return -1;
+		*v = v32;
+		return 0;
+	case 8: return bc_be64(c, at, v);
+	default: return -1;
 	}
-	return fallback ? fallback : "bmff";
+}
+
+static void parse_iloc(struct heif *h, const struct box *b)
+{
+	const struct bc *c = h->c;
+	uint8_t version, sizes, sizes2;
+	unsigned off_size, len_size, base_size, idx_size;
+	uint32_t count, i;
+	size_t pos = b->body + 4;
+
+	if (bc_u8(c, b->body, &version) || bc_u8(c, pos, &sizes) || bc_u8(c, pos + 1, &sizes2))
+		return;
+	off_size = sizes >> 4;
+	len_size = sizes & 15;
+	base_size = sizes2 >> 4;
+	idx_size = (version == 1 || version == 2) ? (sizes2 & 15) : 0;
+	pos += 2;
+	if (version < 2) {
+		uint16_t c16;
+		if (bc_be16(c, pos, &c16))
+			return;
+		count = c16;
+		pos += 2;
+	} else {
+		if (bc_be32(c, pos, &count))
+			return;
+		pos += 4;
+	}
+	for (i = 0; i < count && i < MAX_ITEMS && pos < b->end; i++) {
+		uint32_t id;
+		uint16_t id16, method = 0, extents, e;
+		uint64_t base, off = 0, len = 0;
+		struct item *it;
+
+		if (version < 2) {
+			if (bc_be16(c, pos, &id16))
+				return;
+			id = id16;
+			pos += 2;
+		} else {
+			if (bc_be32(c, pos, &id))
+				return;
+			pos += 4;
+		}
+		if (version == 1 || version == 2) {
+			if (bc_be16(c, pos, &method))
+				return;
+			method &= 15;
+			pos += 2;
+		}
+		pos += 2; /* data_reference_index */
+		if (read_sized(c, pos, base_size, &base))
+			return;
+		pos += base_size;
+		if (bc_be16(c, pos, &extents))
+			return;
+		pos += 2;
+		for (e = 0; e < extents; e++) {
+			uint64_t eo, el;
+			pos += idx_size;
+			if (read_sized(c, pos, off_size, &eo) || read_sized(c, pos + off_size, len_size, &el))
+				return;
+			pos += off_size + len_size;
+			if (e == 0) {
+				off = base + eo;
+				len = el;
+			}
+		}
+		it = item_get(h, id, 1);
+		if (it && extents) {
+			it->method = method;
+			it->offset = off;
+			it->length = len;
+			it->located = 1;
+		}
+	}
+}
+
+static void parse_iinf(struct heif *h, const struct box *b)
+{
+	const struct bc *c = h->c;
+	uint8_t version;
+	size_t pos;
+	struct box e;
+
+	if (bc_u8(c, b->body, &version))
+		return;
+	pos = b->body + 4 + (version == 0 ? 2 : 4);
+	while (box_at(c, pos, b->end, &e) == 0) {
+		uint8_t v;
+		if (strcmp(e.type, "infe") == 0 && bc_u8(c, e.body, &v) == 0 && v >= 2) {
+			uint32_t id;
+			uint16_t id16;
+			size_t t;
+			if (v == 2) {
+				if (bc_be16(c, e.body + 4, &id16))
+					break;
+				id = id16;
+				t = e.body + 8;
+			} else {
+				if (bc_be32(c, e.body + 4, &id))
+					break;
+				t = e.body + 10;
+			}
+			if (bc_has(c, t, 4) && t + 4 <= e.end) {
+				struct item *it = item_get(h, id, 1);
+				if (it) {
+					memcpy(it->type, c->p + t, 4);
+					it->type[4] = '\0';
+				}
+			}
+		}
+		pos = e.end;
+	}
+}
+
+static void parse_iprp(struct heif *h, const struct box *b)
+{
+	const struct bc *c = h->c;
+	size_t pos = b->body;
+	struct box e, p;
+
+	while (box_at(c, pos, b->end, &e) == 0) {
+		if (strcmp(e.type, "ipco") == 0) {
+			size_t q = e.body;
+			while (box_at(c, q, e.end, &p) == 0 && h->nprops < MAX_PROPS) {
+				h->props[h->nprops++] = q;
+				q = p.end;
+			}
+		} else if (strcmp(e.type, "ipma") == 0 && !h->have_ipma) {
+			h->ipma_body = e.body;
+			h->ipma_end = e.end;
+			h->have_ipma = 1;
+		}
+		pos = e.end;
+	}
+}
+
+/* The 'ispe' associated with item id, through ipma; 0 when found. */
+static int item_size(struct heif *h, uint32_t id, uint32_t *w, uint32_t *ht)
+{
+	const struct bc *c = h->c;
+	uint8_t version, flags3;
+	uint32_t count, i;
+	size_t pos;
+
+	if (!h->have_ipma || bc_u8(c, h->ipma_body, &version) ||
+	    bc_u8(c, h->ipma_body + 3, &flags3) || bc_be32(c, h->ipma_body + 4, &count))
+		return -1;
+	pos = h->ipma_body + 8;
+	for (i = 0; i < count && i < MAX_ITEMS && pos < h->ipma_end; i++) {
+		uint32_t item;
+		uint16_t id16;
+		uint8_t n, k;
+		if (version < 1) {
+			if (bc_be16(c, pos, &id16))
+				return -1;
+			item = id16;
+			pos += 2;
+		} else {
+			if (bc_be32(c, pos, &item))
+				return -1;
+			pos += 4;
+		}
+		if (bc_u8(c, pos++, &n))
+			return -1;
+		for (k = 0; k < n; k++) {
+			uint16_t index;
+			uint8_t b8;
+			if (flags3 & 1) {
+				if (bc_be16(c, pos, &index))
+					return -1;
+				index &= 0x7fff;
+				pos += 2;
+			} else {
+				if (bc_u8(c, pos, &b8))
+					return -1;
+				index = b8 & 0x7f;
+				pos += 1;
+			}
+			if (item == id && index >= 1 && index <= h->nprops) {
+				struct box p;
+				if (box_at(c, h->props[index - 1], c->len, &p) == 0 &&
+				    strcmp(p.type, "ispe") == 0 && bc_be32(c, p.body + 4, w) == 0 &&
+				    bc_be32(c, p.body + 8, ht) == 0)
+					return 0;
+			}
+		}
+	}
+	return -1;
+}
+
+/* The Exif item: a big-endian offset to the TIFF header, then the bytes. */
+static void item_exif(struct heif *h, const struct item *it)
+{
+	const struct bc *c = h->c;
+	uint64_t start = it->offset, len = it->length;
+	uint32_t skip;
+	size_t i;
+
+	if (it->method == 1) {
+		if (!h->have_idat)
+			return;
+		start += h->idat_body;
+		if (len > h->idat_end - h->idat_body)
+			return;
+	} else if (it->method != 0) {
+		return;
+	}
+	if (start > c->len || len < 8 || !bc_has(c, (size_t)start, (size_t)len)) {
+		x_warn(h->m, "heif: Exif item outside the bytes read");
+		return;
+	}
+	if (bc_be32(c, (size_t)start, &skip) == 0 && skip < len - 4 &&
+	    (bc_is(c, (size_t)start + 4 + skip, "II", 2) || bc_is(c, (size_t)start + 4 + skip, "MM", 2))) {
+		exif_parse(c->p + start + 4 + skip, (size_t)(len - 4 - skip), 0, h->m, NULL);
+		return;
+	}
+	/* writers disagree on the offset: look for the header nearby */
+	for (i = 4; i + 8 <= len && i < 64; i++) {
+		if (bc_is(c, (size_t)start + i, "II*\0", 4) || bc_is(c, (size_t)start + i, "MM\0*", 4)) {
+			exif_parse(c->p + start + i, (size_t)(len - i), 0, h->m, NULL);
+			return;
+		}
+	}
+	x_warn(h->m, "heif: Exif item without a TIFF header");
+}
+
+static void parse_meta(struct heif *h, const struct box *meta)
+{
+	const struct bc *c = h->c;
+	size_t pos = meta->body + 4; /* full box */
+	struct box b;
+	size_t i;
+	uint32_t w, ht;
+
+	while (box_at(c, pos, meta->end, &b) == 0) {
+		uint8_t v;
+		if (strcmp(b.type, "pitm") == 0 && bc_u8(c, b.body, &v) == 0) {
+			uint16_t id16;
+			if (v == 0 && bc_be16(c, b.body + 4, &id16) == 0) {
+				h->primary = id16;
+				h->have_primary = 1;
+			} else if (v != 0 && bc_be32(c, b.body + 4, &h->primary) == 0) {
+				h->have_primary = 1;
+			}
+		} else if (strcmp(b.type, "iloc") == 0) {
+			parse_iloc(h, &b);
+		} else if (strcmp(b.type, "iinf") == 0) {
+			parse_iinf(h, &b);
+		} else if (strcmp(b.type, "iprp") == 0) {
+			parse_iprp(h, &b);
+		} else if (strcmp(b.type, "idat") == 0) {
+			h->idat_body = b.body;
+			h->idat_end = b.end;
+			h->have_idat = 1;
+		}
+		pos = b.end;
+	}
+	if (h->have_primary && item_size(h, h->primary, &w, &ht) == 0) {
+		h->m->width = w;
+		h->m->height = ht;
+		h->m->have |= XM_DIMS;
+	} else {
+		/* no primary item, or no size for it: the first size given */
+		for (i = 0; i < h->nprops; i++) {
+			struct box p;
+			if (box_at(c, h->props[i], c->len, &p) == 0 && strcmp(p.type, "ispe") == 0 &&
+			    bc_be32(c, p.body + 4, &w) == 0 && bc_be32(c, p.body + 8, &ht) == 0) {
+				h->m->width = w;
+				h->m->height = ht;
+				h->m->have |= XM_DIMS;
+				break;
+			}
+		}
+	}
+	for (i = 0; i < h->nitems; i++)
+		if (strcmp(h->items[i].type, "Exif") == 0 && h->items[i].located) {
+			item_exif(h, &h->items[i]);
+			break;
+		}
+}
+
+/* ---- CR3 ----------------------------------------------------------------- */
+
+static const uint8_t canon_uuid[16] = {0x85, 0xc0, 0xb6, 0x87, 0x82, 0x0f, 0x11, 0xe0,
+				       0x81, 0x11, 0xf4, 0xce, 0x46, 0x2b, 0x6a, 0x48};
+
+static void parse_cr3_moov(const struct bc *c, const struct box *moov, struct x_meta *m)
+{
+	size_t pos = moov->body;
+	struct box b, t;
+
+	while (box_at(c, pos, moov->end, &b) == 0) {
+		if (strcmp(b.type, "uuid") == 0 && bc_is(c, b.body, canon_uuid, 16)) {
+			size_t q = b.body + 16;
+			while (box_at(c, q, b.end, &t) == 0) {
+				size_t len = t.end - t.body;
+				if (strcmp(t.type, "CMT1") == 0)
+					exif_parse(c->p + t.body, len, EXIF_DIMS, m, NULL);
+				else if (strcmp(t.type, "CMT2") == 0)
+					exif_parse(c->p + t.body, len, EXIF_ROOT_IS_EXIF, m, NULL);
+				else if (strcmp(t.type, "CMT4") == 0)
+					exif_parse(c->p + t.body, len, EXIF_ROOT_IS_GPS, m, NULL);
+				q = t.end;
+			}
+		}
+		pos = b.end;
+	}
 }
 
 int bmff_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 {
-	(void)p;
-	(void)n;
-	(void)m;
-	(void)err;
+	struct bc c = bc_make(p, n, 1);
+	struct heif *h;
+	struct box b;
+	size_t pos = 0;
+	int boxes = 0;
+
+	h = calloc(1, sizeof(*h));
+	if (!h)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "bmff: out of memory");
+	h->c = &c;
+	h->m = m;
+	while (box_at(&c, pos, n, &b) == 0) {
+		boxes++;
+		if (strcmp(b.type, "meta") == 0)
+			parse_meta(h, &b);
+		else if (strcmp(b.type, "moov") == 0 && strcmp(m->format, "cr3") == 0)
+			parse_cr3_moov(&c, &b, m);
+		if (b.truncated)
+			break;
+		pos = b.end;
+	}
+	free(h);
+	if (boxes == 0)
+		return SL_FAIL(err, SL_E_CORRUPT, 0, "bmff: no boxes");
+	return SL_OK;
+}
+
+/* ---- JPEG 2000 ----------------------------------------------------------- */
+
+static const char jp2_exif_uuid[] = "JpgTiffExif->JP2";
+
+int jp2_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
+{
+	struct bc c = bc_make(p, n, 1);
+	struct box b, h;
+	size_t pos = 0;
+
+	while (box_at(&c, pos, n, &b) == 0) {
+		if (strcmp(b.type, "jp2h") == 0) {
+			size_t q = b.body;
+			while (box_at(&c, q, b.end, &h) == 0) {
+				uint32_t hh, ww;
+				if (strcmp(h.type, "ihdr") == 0 && bc_be32(&c, h.body, &hh) == 0 &&
+				    bc_be32(&c, h.body + 4, &ww) == 0) {
+					m->width = ww;
+					m->height = hh;
+					m->have |= XM_DIMS;
+				}
+				q = h.end;
+			}
+		} else if (strcmp(b.type, "uuid") == 0 && bc_is(&c, b.body, jp2_exif_uuid, 16)) {
+			size_t at = b.body + 16;
+			if (bc_is(&c, at, "Exif\0\0", 6))
+				at += 6;
+			if (at < b.end)
+				exif_parse(p + at, b.end - at, 0, m, NULL);
+		}
+		if (b.truncated)
+			break;
+		pos = b.end;
+	}
+	if (!(m->have & XM_DIMS))
+		return SL_FAIL(err, SL_E_CORRUPT, 0, "jp2: no image header");
 	return SL_OK;
 }

@@ -1,22 +1,31 @@
 #include "indexer/exif.h"
 
+#include <inttypes.h>
 #include <math.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "indexer/cursor.h"
 
-enum ifd_kind { IFD_0, IFD_EXIF, IFD_GPS };
+enum ifd_kind { IFD_MAIN, IFD_SUB, IFD_EXIF, IFD_GPS };
 
-#define MAX_IFDS 16
+/* A photo has a handful of IFDs; a file with more is hostile or broken. */
+#define MAX_IFDS 64
+/* Entries of unknown type an IFD may have before it counts as garbage. */
+#define MAX_BAD 4
 
 struct tiff {
 	struct bc c;
 	struct x_meta *m;
+	struct exif_info *info;
 	unsigned flags;
-	uint32_t visited[MAX_IFDS];
+	int big;       /* BigTIFF: 8-byte counts and offsets, 20-byte entries */
+	uint64_t visited[MAX_IFDS];
 	int nvisited;
-	/* GPS parts, combined once the GPS IFD is read */
+	/* the image size: IFD0's, unless a later IFD says it is the full image */
+	int have_w, have_h;
+	uint32_t w, h;
+	/* GPS parts, combined at the end */
 	double lat[3], lon[3];
 	int have_lat, have_lon;
 	char lat_ref, lon_ref;
@@ -25,9 +34,15 @@ struct tiff {
 struct entry {
 	uint16_t tag;
 	uint16_t type;
-	uint32_t count;
+	uint64_t count;
 	size_t off;  /* where the value lies in the TIFF block */
 	size_t unit; /* bytes per value */
+};
+
+/* What the IFD being read says about its image, for choosing the main one. */
+struct image {
+	int have_subfile;
+	uint32_t subfile;
 };
 
 static size_t type_size(uint16_t t)
@@ -36,32 +51,81 @@ static size_t type_size(uint16_t t)
 	case 1: case 2: case 6: case 7: return 1;
 	case 3: case 8: return 2;
 	case 4: case 9: case 11: case 13: return 4;
-	case 5: case 10: case 12: return 8;
+	case 5: case 10: case 12: case 16: case 17: case 18: return 8;
 	default: return 0;
 	}
 }
 
-/* Entry i of the IFD at ifd; 0 on success, -1 when it cannot be used. */
-static int read_entry(struct tiff *t, size_t ifd, uint32_t i, struct entry *e)
+static int rd_off(struct tiff *t, size_t at, uint64_t *v)
 {
-	size_t base = ifd + 2 + 12u * i;
-	uint32_t voff;
-
-	if (bc_u16(&t->c, base, &e->tag) || bc_u16(&t->c, base + 2, &e->type) ||
-	    bc_u32(&t->c, base + 4, &e->count))
-		return -1;
-	e->unit = type_size(e->type);
-	if (e->unit == 0 || e->count == 0)
-		return -1;
-	if (e->count > t->c.len / e->unit) {
-		x_warn(t->m, "tag 0x%04x: count %u larger than the EXIF block", e->tag, e->count);
+	uint32_t v32;
+	if (t->big) {
+		uint32_t a, b;
+		if (bc_u32(&t->c, at, &a) || bc_u32(&t->c, at + 4, &b)) {
+			*v = 0;
+			return -1;
+		}
+		*v = t->c.be ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
+		return 0;
+	}
+	if (bc_u32(&t->c, at, &v32)) {
+		*v = 0;
 		return -1;
 	}
-	if ((size_t)e->count * e->unit <= 4) {
-		e->off = base + 8;
+	*v = v32;
+	return 0;
+}
+
+static size_t entry_size(const struct tiff *t)
+{
+	return t->big ? 20 : 12;
+}
+
+static size_t count_size(const struct tiff *t)
+{
+	return t->big ? 8 : 2;
+}
+
+/* Entry i of the IFD at ifd; 0 on success, -1 when it cannot be used,
+ * BAD_TYPE when its type is not a TIFF type at all (garbage, not an entry). */
+#define BAD_TYPE (-2)
+
+static int read_entry(struct tiff *t, size_t ifd, uint64_t i, struct entry *e)
+{
+	size_t base = ifd + count_size(t) + (size_t)i * entry_size(t);
+	size_t inline_max = t->big ? 8 : 4;
+	uint64_t voff;
+
+	if (bc_u16(&t->c, base, &e->tag) || bc_u16(&t->c, base + 2, &e->type))
+		return -1;
+	if (t->big) {
+		if (rd_off(t, base + 4, &e->count))
+			return -1;
 	} else {
-		bc_u32(&t->c, base + 8, &voff);
-		e->off = voff;
+		uint32_t c32;
+		if (bc_u32(&t->c, base + 4, &c32))
+			return -1;
+		e->count = c32;
+	}
+	e->unit = type_size(e->type);
+	if (e->unit == 0)
+		return BAD_TYPE;
+	if (e->count == 0)
+		return -1;
+	if (e->count > t->c.len / e->unit) {
+		x_warn(t->m, "tag 0x%04x: count %" PRIu64 " larger than the EXIF block", e->tag,
+		       e->count);
+		return -1;
+	}
+	if ((size_t)e->count * e->unit <= inline_max) {
+		e->off = base + (t->big ? 12 : 8);
+	} else {
+		rd_off(t, base + (t->big ? 12 : 8), &voff);
+		if (voff > t->c.len) {
+			x_warn(t->m, "tag 0x%04x: value outside the EXIF block", e->tag);
+			return -1;
+		}
+		e->off = (size_t)voff;
 	}
 	if (!bc_has(&t->c, e->off, (size_t)e->count * e->unit)) {
 		x_warn(t->m, "tag 0x%04x: value outside the EXIF block", e->tag);
@@ -70,10 +134,11 @@ static int read_entry(struct tiff *t, size_t ifd, uint32_t i, struct entry *e)
 	return 0;
 }
 
-static int get_uint(struct tiff *t, const struct entry *e, uint32_t idx, uint32_t *v)
+static int get_uint(struct tiff *t, const struct entry *e, uint64_t idx, uint64_t *v)
 {
 	size_t off = e->off + (size_t)idx * e->unit;
 	uint16_t s;
+	uint32_t l;
 	uint8_t b;
 
 	*v = 0;
@@ -91,15 +156,28 @@ static int get_uint(struct tiff *t, const struct entry *e, uint32_t idx, uint32_
 		*v = s;
 		return 0;
 	case 4: case 9: case 13:
-		return bc_u32(&t->c, off, v);
+		if (bc_u32(&t->c, off, &l))
+			return -1;
+		*v = l;
+		return 0;
+	case 16: case 17: case 18:
+		return rd_off(t, off, v);
 	default:
 		return -1;
 	}
 }
 
+static int get_u32(struct tiff *t, const struct entry *e, uint64_t idx, uint32_t *v)
+{
+	uint64_t w;
+	int rc = get_uint(t, e, idx, &w);
+	*v = (uint32_t)w;
+	return rc == 0 && w <= UINT32_MAX ? 0 : -1;
+}
+
 /* RATIONAL/SRATIONAL value idx as a double; -1 for a zero denominator or
  * another type (the caller then leaves the field unknown). */
-static int get_rat(struct tiff *t, const struct entry *e, uint32_t idx, double *v)
+static int get_rat(struct tiff *t, const struct entry *e, uint64_t idx, double *v)
 {
 	size_t off = e->off + (size_t)idx * 8u;
 	uint32_t num, den;
@@ -118,23 +196,33 @@ static int get_rat(struct tiff *t, const struct entry *e, uint32_t idx, double *
 	return 0;
 }
 
+/* A text field; a number stored where text belongs is written as a number
+ * (exiftool does the same).  Keeps what an earlier IFD gave. */
 static void get_text(struct tiff *t, const struct entry *e, char *dst, size_t cap)
 {
-	if (e->type != 2 && e->type != 7 && e->type != 1) {
-		x_warn(t->m, "tag 0x%04x: text of type %u ignored", e->tag, e->type);
+	uint64_t v;
+
+	if (dst[0])
 		return;
+	if (e->type == 2 || e->type == 7) {
+		x_copy_text(dst, cap, t->c.p + e->off, (size_t)e->count);
+	} else if (get_uint(t, e, 0, &v) == 0) {
+		snprintf(dst, cap, "%" PRIu64, v);
+	} else {
+		x_warn(t->m, "tag 0x%04x: text of type %u ignored", e->tag, e->type);
 	}
-	x_copy_text(dst, cap, t->c.p + e->off, e->count);
 }
 
-/* "YYYY:MM:DD HH:MM:SS" -> "YYYY-MM-DDTHH:MM:SS"; anything else is dropped
- * with a warning rather than stored half-understood. */
+/* "YYYY:MM:DD HH:MM:SS" -> "YYYY-MM-DDTHH:MM:SS".  Anything else, including
+ * the all-blank form EXIF prescribes for "unknown", leaves the field empty. */
 static void get_datetime(struct tiff *t, const struct entry *e)
 {
 	static const char shape[] = "dddd:dd:dd dd:dd:dd";
-	char raw[32];
+	char raw[32] = "";
 	size_t i;
 
+	if (t->m->datetime_original[0])
+		return;
 	get_text(t, e, raw, sizeof(raw));
 	for (i = 0; i < 19; i++) {
 		char c = raw[i];
@@ -142,7 +230,7 @@ static void get_datetime(struct tiff *t, const struct entry *e)
 			break;
 	}
 	if (i < 19) {
-		if (raw[0])
+		if (raw[0] && raw[strspn(raw, " :")] != '\0')
 			x_warn(t->m, "DateTimeOriginal '%.19s' not in EXIF form", raw);
 		return;
 	}
@@ -153,73 +241,122 @@ static void get_datetime(struct tiff *t, const struct entry *e)
 	t->m->datetime_original[19] = '\0';
 }
 
-static int parse_ifd(struct tiff *t, uint32_t off, enum ifd_kind kind);
+static void set_rat(struct tiff *t, const struct entry *e, unsigned bit, double *dst)
+{
+	double v;
+	if (!(t->m->have & bit) && get_rat(t, e, 0, &v) == 0) {
+		*dst = v;
+		t->m->have |= bit;
+	}
+}
+
+static int parse_ifd(struct tiff *t, uint64_t off, enum ifd_kind kind);
 
 static void follow(struct tiff *t, const struct entry *e, enum ifd_kind kind)
 {
-	uint32_t sub;
-	if (get_uint(t, e, 0, &sub) != 0) {
-		x_warn(t->m, "tag 0x%04x: IFD pointer of type %u ignored", e->tag, e->type);
-		return;
+	uint64_t i, sub;
+	for (i = 0; i < e->count && i < 8; i++) {
+		/* LONG or IFD as the standard says; SLONG and 8-byte forms seen too */
+		if (get_uint(t, e, i, &sub) != 0 || (e->type != 4 && e->type != 9 && e->type != 13 &&
+						     e->type != 16 && e->type != 17 && e->type != 18)) {
+			x_warn(t->m, "tag 0x%04x: IFD pointer of type %u ignored", e->tag, e->type);
+			return;
+		}
+		parse_ifd(t, sub, kind);
 	}
-	parse_ifd(t, sub, kind);
 }
 
-static void on_ifd0(struct tiff *t, const struct entry *e)
+static int is_raw_photometric(uint64_t v)
+{
+	return v == 32803 /* CFA */ || v == 34892 /* LinearRaw */;
+}
+
+/* A tag of IFD0, IFD1..., a SubIFD or the Exif IFD.  Like exiftool, one
+ * table serves them all (cameras put LensModel in IFD0, Orientation only in
+ * IFD1...) and the first value met wins; the image size follows its own
+ * rule.  first: this is IFD0. */
+static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, int first,
+		   struct image *im)
 {
 	struct x_meta *m = t->m;
-	uint32_t v;
+	int image = kind == IFD_MAIN || kind == IFD_SUB;
+	uint64_t v;
+	uint32_t v32;
 
 	switch (e->tag) {
+	case 0x00FE:
+		if (image && get_u32(t, e, 0, &v32) == 0) {
+			im->subfile = v32;
+			im->have_subfile = 1;
+		}
+		break;
+	case 0x0100:
+	case 0x0101:
+		/* Tags come in order and NewSubfileType (0xFE) before the size, so
+		 * deciding here reproduces exiftool: IFD0's size, overridden by
+		 * each later IFD that says it is the full-resolution image. */
+		if (image && (first || (im->have_subfile && im->subfile == 0)) &&
+		    get_u32(t, e, 0, &v32) == 0) {
+			if (e->tag == 0x0100)
+				t->w = v32, t->have_w = 1;
+			else
+				t->h = v32, t->have_h = 1;
+		}
+		break;
+	case 0x0106:
+		if (image && get_uint(t, e, 0, &v) == 0 && is_raw_photometric(v))
+			t->info->cfa = 1;
+		break;
 	case 0x010F: get_text(t, e, m->make, sizeof(m->make)); break;
 	case 0x0110: get_text(t, e, m->model, sizeof(m->model)); break;
 	case 0x0112:
-		if (get_uint(t, e, 0, &v) == 0) {
+		if (!(m->have & XM_ORIENTATION) && get_uint(t, e, 0, &v) == 0) {
 			m->orientation = (int)v;
 			m->have |= XM_ORIENTATION;
 		}
 		break;
-	case 0x0100:
-		if ((t->flags & EXIF_DIMS) && get_uint(t, e, 0, &v) == 0)
-			m->width = v;
-		break;
-	case 0x0101:
-		if ((t->flags & EXIF_DIMS) && get_uint(t, e, 0, &v) == 0)
-			m->height = v;
-		break;
+	case 0x014A: follow(t, e, IFD_SUB); break;
 	case 0x8769: follow(t, e, IFD_EXIF); break;
 	case 0x8825: follow(t, e, IFD_GPS); break;
-	default: break;
-	}
-}
-
-static void on_exif(struct tiff *t, const struct entry *e)
-{
-	struct x_meta *m = t->m;
-	uint32_t v;
-
-	switch (e->tag) {
 	case 0x9003: get_datetime(t, e); break;
-	case 0x829A:
-		if (get_rat(t, e, 0, &m->exposure_time) == 0)
-			m->have |= XM_EXPOSURE;
-		break;
-	case 0x829D:
-		if (get_rat(t, e, 0, &m->f_number) == 0)
-			m->have |= XM_FNUMBER;
-		break;
+	case 0x829A: set_rat(t, e, XM_EXPOSURE, &m->exposure_time); break;
+	case 0x829D: set_rat(t, e, XM_FNUMBER, &m->f_number); break;
+	case 0x920A: set_rat(t, e, XM_FOCAL, &m->focal_length); break;
 	case 0x8827:
-		if (get_uint(t, e, 0, &v) == 0) {
-			m->iso = v;
+		if (!(m->have & XM_ISO) && get_uint(t, e, 0, &v) == 0) {
+			m->iso = (int64_t)v;
 			m->have |= XM_ISO;
 		}
 		break;
-	case 0x920A:
-		if (get_rat(t, e, 0, &m->focal_length) == 0)
-			m->have |= XM_FOCAL;
-		break;
 	case 0xA434: get_text(t, e, m->lens_model, sizeof(m->lens_model)); break;
-	default: break;
+	case 0xA002:
+		if (!t->info->exif_w)
+			get_u32(t, e, 0, &t->info->exif_w);
+		break;
+	case 0xA003:
+		if (!t->info->exif_h)
+			get_u32(t, e, 0, &t->info->exif_h);
+		break;
+	case 0xC612: t->info->dng = 1; break;
+	case 0xC634:
+		if (first)
+			t->info->sony_private = 1;
+		break;
+	default:
+		break;
+	}
+	/* Panasonic RW2 keeps sensor borders, ISO and the big preview in IFD0 */
+	if (first && t->info->magic == 0x55) {
+		if (e->tag >= 4 && e->tag <= 7 && get_u32(t, e, 0, &v32) == 0) {
+			t->info->border[e->tag - 4] = v32;
+			t->info->have_borders |= 1 << (e->tag - 4);
+		} else if (e->tag == 0x17 && !(m->have & XM_ISO) && get_uint(t, e, 0, &v) == 0) {
+			m->iso = (int64_t)v;
+			m->have |= XM_ISO;
+		} else if (e->tag == 0x2E && e->off <= UINT32_MAX && e->count <= UINT32_MAX) {
+			t->info->jpg_off = (uint32_t)e->off;
+			t->info->jpg_len = (uint32_t)e->count;
+		}
 	}
 }
 
@@ -229,14 +366,14 @@ static int get_dms(struct tiff *t, const struct entry *e, double dms[3])
 	if (e->count < 3)
 		return -1;
 	for (i = 0; i < 3; i++)
-		if (get_rat(t, e, (uint32_t)i, &dms[i]) != 0)
+		if (get_rat(t, e, (uint64_t)i, &dms[i]) != 0)
 			return -1;
 	return 0;
 }
 
 static void on_gps(struct tiff *t, const struct entry *e)
 {
-	char ref[4];
+	char ref[4] = "";
 
 	switch (e->tag) {
 	case 1:
@@ -253,55 +390,89 @@ static void on_gps(struct tiff *t, const struct entry *e)
 	}
 }
 
-static int parse_ifd(struct tiff *t, uint32_t off, enum ifd_kind kind)
+/* Parse the IFD at off and, for the main chain, the IFDs linked after it. */
+static int parse_ifd(struct tiff *t, uint64_t off, enum ifd_kind kind)
 {
-	uint16_t count;
-	uint32_t i, fit;
-	int k;
+	int first = kind == IFD_MAIN && t->nvisited == 0;
 
-	for (k = 0; k < t->nvisited; k++) {
-		if (t->visited[k] == off) {
-			x_warn(t->m, "IFD loop at offset %u", off);
+	while (off) {
+		uint64_t count, i, fit, next;
+		struct image im;
+		int k, bad;
+
+		for (k = 0; k < t->nvisited; k++) {
+			if (t->visited[k] == off) {
+				x_warn(t->m, "IFD loop at offset %" PRIu64, off);
+				return -1;
+			}
+		}
+		if (t->nvisited == MAX_IFDS) {
+			x_warn(t->m, "more than %d IFDs", MAX_IFDS);
 			return -1;
 		}
-	}
-	if (t->nvisited == MAX_IFDS) {
-		x_warn(t->m, "more than %d IFDs", MAX_IFDS);
-		return -1;
-	}
-	t->visited[t->nvisited++] = off;
-	if (bc_u16(&t->c, off, &count) != 0) {
-		x_warn(t->m, "IFD at offset %u outside the EXIF block", off);
-		return -1;
-	}
-	fit = (uint32_t)((t->c.len - off - 2) / 12);
-	if (count > fit) {
-		x_warn(t->m, "IFD at offset %u: %u entries, only %u fit", off, count, fit);
-		count = (uint16_t)fit;
-	}
-	for (i = 0; i < count; i++) {
-		struct entry e;
-		if (read_entry(t, off, i, &e) != 0)
-			continue;
-		if (kind == IFD_0)
-			on_ifd0(t, &e);
-		else if (kind == IFD_EXIF)
-			on_exif(t, &e);
-		else
-			on_gps(t, &e);
+		t->visited[t->nvisited++] = off;
+		if (off > t->c.len || !bc_has(&t->c, (size_t)off, count_size(t))) {
+			x_warn(t->m, "IFD at offset %" PRIu64 " outside the EXIF block", off);
+			return -1;
+		}
+		if (t->big) {
+			rd_off(t, (size_t)off, &count);
+		} else {
+			uint16_t c16;
+			bc_u16(&t->c, (size_t)off, &c16);
+			count = c16;
+		}
+		fit = (t->c.len - (size_t)off - count_size(t)) / entry_size(t);
+		if (count > fit) {
+			x_warn(t->m, "IFD at offset %" PRIu64 ": %" PRIu64 " entries, only %" PRIu64
+				     " fit",
+			       off, count, fit);
+			count = fit;
+		}
+		memset(&im, 0, sizeof(im));
+		for (i = 0, bad = 0; i < count; i++) {
+			struct entry e;
+			int r = read_entry(t, (size_t)off, i, &e);
+			if (r == BAD_TYPE && (i == 0 || ++bad >= MAX_BAD)) {
+				/* not a directory (or no longer one): values read from
+				 * it would be noise */
+				x_warn(t->m, "IFD at offset %" PRIu64 ": entry %" PRIu64
+					     " has no valid type; rest ignored",
+				       off, i);
+				break;
+			}
+			if (r != 0)
+				continue;
+			if (kind == IFD_GPS)
+				on_gps(t, &e);
+			else
+				on_tag(t, &e, kind, first, &im);
+		}
+		if (kind != IFD_MAIN)
+			return 0;
+		/* IFD1, IFD2...: the thumbnail, CR2's raw, further pages */
+		if (rd_off(t, (size_t)off + count_size(t) + (size_t)count * entry_size(t), &next))
+			return 0;
+		off = next;
+		first = 0;
 	}
 	return 0;
 }
 
-int exif_parse(const uint8_t *p, size_t n, unsigned flags, struct x_meta *m)
+int exif_parse(const uint8_t *p, size_t n, unsigned flags, struct x_meta *m,
+	       struct exif_info *info)
 {
 	struct tiff t;
+	struct exif_info scratch;
 	uint16_t magic;
-	uint32_t ifd0;
+	uint64_t ifd0;
+	enum ifd_kind root = IFD_MAIN;
 
 	memset(&t, 0, sizeof(t));
 	t.m = m;
 	t.flags = flags;
+	t.info = info ? info : &scratch;
+	memset(t.info, 0, sizeof(*t.info));
 	t.c = bc_make(p, n, 0);
 	if (bc_is(&t.c, 0, "MM", 2))
 		t.c.be = 1;
@@ -310,19 +481,38 @@ int exif_parse(const uint8_t *p, size_t n, unsigned flags, struct x_meta *m)
 		return SL_E_CORRUPT;
 	}
 	bc_u16(&t.c, 2, &magic);
-	/* 42: TIFF; 0x4F52/0x5352 ("RO"/"RS"): Olympus ORF; 0x55: Panasonic RW2 */
-	if (magic != 42 && magic != 0x4F52 && magic != 0x5352 && magic != 0x55) {
-		x_warn(m, magic == 43 ? "BigTIFF not supported" : "bad TIFF magic %u", magic);
+	t.info->magic = magic;
+	if (magic == 43) {
+		uint16_t bytesize, zero;
+		if (bc_u16(&t.c, 4, &bytesize) || bc_u16(&t.c, 6, &zero) || bytesize != 8 || zero) {
+			x_warn(m, "bad BigTIFF header");
+			return SL_E_CORRUPT;
+		}
+		t.big = 1;
+		t.info->bigtiff = 1;
+		rd_off(&t, 8, &ifd0);
+	} else if (magic == 42 || magic == 0x4F52 || magic == 0x5352 || magic == 0x55) {
+		/* 42: TIFF; "RO"/"RS": Olympus ORF; 0x55: Panasonic RW2 */
+		rd_off(&t, 4, &ifd0);
+	} else {
+		x_warn(m, "bad TIFF magic %u", magic);
 		return SL_E_CORRUPT;
 	}
-	if (bc_u32(&t.c, 4, &ifd0) != 0 || ifd0 < 8 || ifd0 >= n) {
+	if (ifd0 < (t.big ? 16u : 8u) || ifd0 >= n) {
 		x_warn(m, "IFD0 offset outside the EXIF block");
 		return SL_E_CORRUPT;
 	}
-	parse_ifd(&t, ifd0, IFD_0);
-	if ((flags & EXIF_DIMS) && m->width && m->height)
+	if (flags & EXIF_ROOT_IS_EXIF)
+		root = IFD_EXIF;
+	else if (flags & EXIF_ROOT_IS_GPS)
+		root = IFD_GPS;
+	parse_ifd(&t, ifd0, root);
+	if ((flags & EXIF_DIMS) && !(m->have & XM_DIMS) && (t.have_w || t.have_h)) {
+		m->width = t.w;
+		m->height = t.h;
 		m->have |= XM_DIMS;
-	if (t.have_lat && t.have_lon) {
+	}
+	if (t.have_lat && t.have_lon && !(m->have & XM_GPS)) {
 		double lat = t.lat[0] + t.lat[1] / 60.0 + t.lat[2] / 3600.0;
 		double lon = t.lon[0] + t.lon[1] / 60.0 + t.lon[2] / 3600.0;
 		if (isfinite(lat) && isfinite(lon)) {

@@ -1,11 +1,17 @@
 /* exif.h - our own EXIF/TIFF reader.
  *
  * Reads a TIFF structure (the payload of a JPEG APP1 "Exif" segment after its
- * 6-byte header, a PNG eXIf or WebP EXIF chunk, or a whole TIFF/TIFF-based
- * RAW file) in either byte order: IFD0, the Exif IFD and the GPS IFD.  Every
- * count, offset and type is checked against the buffer; IFD loops, absurd
- * counts and zero denominators are detected and turn into warnings, never
- * into reads outside the buffer.  Maker notes are not followed.
+ * 6-byte header, a PNG eXIf chunk, a WebP EXIF chunk, an HEIF Exif item, a
+ * CR3 CMT box, or a whole TIFF/BigTIFF/TIFF-based RAW file) in either byte
+ * order: IFD0 and the IFDs chained after it (IFD1...), SubIFDs, the Exif IFD
+ * and the GPS IFD.  Every count, offset and type is checked against the
+ * buffer; IFD loops, absurd counts and zero denominators become warnings,
+ * never reads outside the buffer.  Maker notes are not followed.
+ *
+ * Where several IFDs carry the same tag, the first one read wins, except for
+ * the image size: like exiftool, the last IFD marked as the full-resolution
+ * image (NewSubfileType 0) gives it, else IFD0.  That is how a NEF or DNG
+ * reports its raw image rather than the thumbnail in IFD0.
  */
 #ifndef SL_EXIF_H
 #define SL_EXIF_H
@@ -16,12 +22,30 @@
 #include "indexer/extract.h"
 
 enum {
-	EXIF_DIMS = 1u << 0 /* take width/height from IFD0 (TIFF files) */
+	EXIF_DIMS = 1u << 0,        /* take width/height from the main image IFD */
+	EXIF_ROOT_IS_EXIF = 1u << 1, /* the first IFD is an Exif IFD (CR3 CMT2) */
+	EXIF_ROOT_IS_GPS = 1u << 2   /* the first IFD is a GPS IFD (CR3 CMT4) */
 };
 
-/* Fill the EXIF fields of *m from the n bytes at p.  Returns SL_OK, or
- * SL_E_CORRUPT when there is no valid TIFF header; damage further in is a
- * warning in m->warnings and the fields read so far are kept. */
-int exif_parse(const uint8_t *p, size_t n, unsigned flags, struct x_meta *m);
+/* What a container needs to know beyond the fields of x_meta. */
+struct exif_info {
+	int bigtiff;
+	uint16_t magic;          /* 42, 43 (BigTIFF), 0x4F52/0x5352 (ORF), 0x55 (RW2) */
+	int dng;                 /* DNGVersion present */
+	int cfa;                 /* an IFD holds raw sensor data (CFA or LinearRaw) */
+	int sony_private;        /* Sony's DNGPrivateData (SR2 private) in IFD0 */
+	uint32_t exif_w, exif_h; /* Exif PixelXDimension/PixelYDimension, 0 if absent */
+	int have_borders;        /* Panasonic RW2 sensor borders (IFD0 tags 4-7) */
+	uint32_t border[4];      /* top, left, bottom, right */
+	uint32_t jpg_off;        /* Panasonic JpgFromRaw (IFD0 tag 0x2E), 0 if absent */
+	uint32_t jpg_len;
+};
+
+/* Fill the EXIF fields of *m from the n bytes at p, and *info (may be NULL).
+ * Fields already set in *m are kept.  Returns SL_OK, or SL_E_CORRUPT when
+ * there is no valid TIFF header; damage further in is a warning in
+ * m->warnings and the fields read so far are kept. */
+int exif_parse(const uint8_t *p, size_t n, unsigned flags, struct x_meta *m,
+	       struct exif_info *info);
 
 #endif

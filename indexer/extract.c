@@ -18,23 +18,20 @@ const char *x_sniff(const uint8_t *p, size_t n)
 
 	if (bc_is(&c, 0, "\xff\xd8\xff", 3))
 		return "jpeg";
+	if (bc_is(&c, 0, "\xff\x01" "Exiv2", 7))
+		return "exv";
 	if (bc_is(&c, 0, "\x89PNG\r\n\x1a\n", 8))
 		return "png";
 	if (bc_is(&c, 0, "GIF87a", 6) || bc_is(&c, 0, "GIF89a", 6))
 		return "gif";
 	if (bc_is(&c, 0, "RIFF", 4) && bc_is(&c, 8, "WEBP", 4))
 		return "webp";
-	if (bc_is(&c, 0, "II*\0", 4))
-		return bc_is(&c, 8, "CR\x02", 3) ? "cr2" : "tiff";
-	if (bc_is(&c, 0, "MM\0*", 4))
+	/* TIFF, BigTIFF, ORF ("RO"/"RS"), RW2 (0x55): tiff_parse names them */
+	if (bc_is(&c, 0, "II*\0", 4) || bc_is(&c, 0, "MM\0*", 4) || bc_is(&c, 0, "II+\0", 4) ||
+	    bc_is(&c, 0, "MM\0+", 4) || bc_is(&c, 0, "IIRO", 4) || bc_is(&c, 0, "IIRS", 4) ||
+	    bc_is(&c, 0, "MMOR", 4) || bc_is(&c, 0, "IIU\0", 4))
 		return "tiff";
-	if (bc_is(&c, 0, "II+\0", 4) || bc_is(&c, 0, "MM\0+", 4))
-		return "bigtiff";
-	if (bc_is(&c, 0, "IIRO", 4) || bc_is(&c, 0, "IIRS", 4) || bc_is(&c, 0, "MMOR", 4))
-		return "orf";
-	if (bc_is(&c, 0, "IIU\0", 4))
-		return "rw2";
-	if (bc_is(&c, 0, "FUJIFILMCCD-RAW ", 16))
+	if (bc_is(&c, 0, "FUJIFILM", 8)) /* exiftool's RAF mark; the rest may be damaged */
 		return "raf";
 	if (bc_is(&c, 0, "II\x1a\0\0\0HEAPCCDR", 14))
 		return "crw";
@@ -51,6 +48,41 @@ const char *x_sniff(const uint8_t *p, size_t n)
 		return b;
 	return "";
 }
+
+/* BMP: BITMAPINFOHEADER width and height (negative height: top-down rows). */
+static int bmp_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
+{
+	struct bc c = bc_make(p, n, 0);
+	uint32_t hdr, w, h;
+	uint16_t w16, h16;
+
+	if (bc_le32(&c, 14, &hdr))
+		return SL_FAIL(err, SL_E_CORRUPT, 0, "bmp: truncated header");
+	if (hdr == 12) { /* OS/2 BITMAPCOREHEADER */
+		if (bc_le16(&c, 18, &w16) || bc_le16(&c, 20, &h16))
+			return SL_FAIL(err, SL_E_CORRUPT, 0, "bmp: truncated header");
+		w = w16, h = h16;
+	} else if (bc_le32(&c, 18, &w) || bc_le32(&c, 22, &h)) {
+		return SL_FAIL(err, SL_E_CORRUPT, 0, "bmp: truncated header");
+	}
+	m->width = (uint32_t)((int32_t)w < 0 ? -(int64_t)(int32_t)w : (int32_t)w);
+	m->height = (uint32_t)((int32_t)h < 0 ? -(int64_t)(int32_t)h : (int32_t)h);
+	m->have |= XM_DIMS;
+	return SL_OK;
+}
+
+typedef int (*parse_fn)(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+
+static const struct {
+	const char *family;
+	parse_fn parse;
+} parsers[] = {
+	{"jpeg", jpg_parse}, {"exv", jpg_parse}, {"png", png_parse},   {"gif", gif_parse},
+	{"webp", webp_parse}, {"tiff", tiff_parse}, {"raf", raf_parse}, {"crw", crw_parse},
+	{"mrw", mrw_parse},  {"jp2", jp2_parse},   {"bmp", bmp_parse}, {"heic", bmff_parse},
+	{"heif", bmff_parse}, {"avif", bmff_parse}, {"cr3", bmff_parse}, {"mp4", bmff_parse},
+	{"mov", bmff_parse}, {"3gp", bmff_parse},
+};
 
 void x_warn(struct x_meta *m, const char *fmt, ...)
 {
@@ -110,11 +142,10 @@ void x_copy_text(char *dst, size_t cap, const uint8_t *s, size_t n)
 			i += need;
 			continue;
 		}
-		/* otherwise read it as Latin-1 */
-		if (o + 2 >= cap)
+		/* a byte we cannot decode: the encoding is unknown, say so */
+		if (o + 1 >= cap)
 			break;
-		dst[o++] = (char)(0xc0 | (ch >> 6));
-		dst[o++] = (char)(0x80 | (ch & 0x3f));
+		dst[o++] = '?';
 		i++;
 	}
 	while (o > 0 && dst[o - 1] == ' ')
@@ -126,6 +157,7 @@ int x_extract(const uint8_t *p, size_t n, uint64_t file_size, struct x_meta *m,
 	      struct sl_err *err)
 {
 	const char *fmt;
+	size_t i;
 	int rc = SL_OK;
 
 	memset(m, 0, sizeof(*m));
@@ -135,24 +167,40 @@ int x_extract(const uint8_t *p, size_t n, uint64_t file_size, struct x_meta *m,
 	}
 	fmt = x_sniff(p, n);
 	snprintf(m->format, sizeof(m->format), "%s", fmt);
-	if (strcmp(fmt, "jpeg") == 0)
-		rc = jpg_parse(p, n, m, err);
-	else if (strcmp(fmt, "png") == 0)
-		rc = png_parse(p, n, m, err);
-	else if (strcmp(fmt, "gif") == 0)
-		rc = gif_parse(p, n, m, err);
-	else if (strcmp(fmt, "webp") == 0)
-		rc = webp_parse(p, n, m, err);
-	else if (strcmp(fmt, "tiff") == 0 || strcmp(fmt, "cr2") == 0 || strcmp(fmt, "orf") == 0 ||
-		 strcmp(fmt, "rw2") == 0) {
-		if (exif_parse(p, n, EXIF_DIMS, m) != SL_OK)
-			rc = SL_FAIL(err, SL_E_CORRUPT, 0, "tiff: %s", m->warnings);
-	} else if (bmff_brand(p, n))
-		rc = bmff_parse(p, n, m, err);
-	if (n < file_size && rc != SL_OK)
+	for (i = 0; i < sizeof(parsers) / sizeof(parsers[0]); i++) {
+		if (strcmp(fmt, parsers[i].family) == 0) {
+			rc = parsers[i].parse(p, n, m, err);
+			break;
+		}
+	}
+	if (n < file_size && rc != SL_OK) {
 		/* we hold only the head of a streamed file: not proof of damage */
+		x_warn(m, "%s", err->msg);
 		rc = SL_OK;
+	}
 	return rc;
+}
+
+void x_unix_datetime(struct x_meta *m, int64_t t)
+{
+	/* days to civil date (proleptic Gregorian), without gmtime's locks */
+	int64_t days = t >= 0 ? t / 86400 : (t - 86399) / 86400;
+	int64_t secs = t - days * 86400;
+	int64_t z = days + 719468, era = (z >= 0 ? z : z - 146096) / 146097;
+	int64_t doe = z - era * 146097;
+	int64_t yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	int64_t y = yoe + era * 400, doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	int64_t mp = (5 * doy + 2) / 153, d = doy - (153 * mp + 2) / 5 + 1;
+	int64_t mo = mp < 10 ? mp + 3 : mp - 9;
+
+	if (m->datetime_original[0])
+		return;
+	y += mo <= 2;
+	if (y < 0 || y > 9999)
+		return;
+	snprintf(m->datetime_original, sizeof(m->datetime_original),
+		 "%04d-%02d-%02dT%02d:%02d:%02d", (int)y, (int)mo, (int)d, (int)(secs / 3600),
+		 (int)(secs / 60 % 60), (int)(secs % 60));
 }
 
 /* The state wants 64-byte alignment, which XXH3_createState provides and

@@ -59,9 +59,13 @@ int x_extract(const uint8_t *p, size_t n, uint64_t file_size, struct x_meta *m,
 void x_warn(struct x_meta *m, const char *fmt, ...) SL_PRINTF(2, 3);
 
 /* Copy an untrusted string of at most n bytes: stops at NUL, trims trailing
- * blanks, keeps valid UTF-8, reads other bytes as Latin-1 and drops control
- * characters.  Always NUL-terminates dst. */
+ * blanks, keeps valid UTF-8, writes '?' for bytes that are not (EXIF does
+ * not say which encoding it used) and drops control characters.  Always
+ * NUL-terminates dst, never cutting a character in half. */
 void x_copy_text(char *dst, size_t cap, const uint8_t *s, size_t n);
+
+/* Set datetime_original from Unix seconds (UTC) unless already set. */
+void x_unix_datetime(struct x_meta *m, int64_t t);
 
 /* Content hash: XXH3-128, as 32 lowercase hex digits (the canonical form
  * `xxhsum -H2` prints). */
@@ -72,13 +76,22 @@ void x_hash_hex(struct x_hash *h, char out[33]);
 void x_hash_free(struct x_hash *h);
 void x_hash_once(const void *p, size_t n, char out[33]);
 
-/* Container parsers, called by x_extract after sniffing. */
+/* Container parsers, called by x_extract after sniffing: each fills what it
+ * finds in *m (m->format holds the sniffed family and may be refined) and
+ * returns SL_OK, or SL_E_CORRUPT when the file is not readable as that
+ * format.  jpeg.c, png.c, gif.c, webp.c, bmff.c (with JPEG 2000), raw.c. */
 int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int png_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int gif_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int webp_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int bmff_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
-/* The ISO BMFF family name of a file starting with an ftyp box, or NULL. */
+int jp2_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+int tiff_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+int raf_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+int crw_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+int mrw_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+/* The ISO BMFF family ("heic", "avif", "cr3", "mp4"...) of a file starting
+ * with an ftyp box, named from its major brand as exiftool does; or NULL. */
 const char *bmff_brand(const uint8_t *p, size_t n);
 
 #endif

@@ -11,7 +11,6 @@ int gif_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 		return SL_FAIL(err, SL_E_CORRUPT, 0, "gif: truncated header");
 	m->width = w;
 	m->height = h;
-	if (w && h)
-		m->have |= XM_DIMS;
+	m->have |= XM_DIMS; /* zero is what the file says, so it is reported */
 	return SL_OK;
 }

@@ -1,10 +1,17 @@
-/* jpeg.c - JPEG headers through libjpeg-turbo.
+/* jpeg.c - JPEG, MPO and Exiv2's EXV: markers, EXIF, frame size.
+ *
+ * Two readers look at every JPEG.  Our own marker walk (bounded cursor)
+ * finds the segments: the first Exif APP1, the MPF APP2 and the frame
+ * header, with their positions in the file.  libjpeg-turbo then reads the
+ * header as a decoder would; its verdict decides whether the file is a
+ * readable JPEG, and its frame size is the one reported.  Where it refuses a
+ * frame it cannot decode (lossless, more than 10 components, height given by
+ * a DNL marker), the size from our walk is kept with a warning.
  *
  * libjpeg reports fatal errors by calling error_exit, whose default prints
- * and calls exit().  This file is the only place that lets it run: error_exit
- * longjmps back here, warnings are counted instead of printed, and only the
- * header is decoded (no pixel buffers).  Whatever libjpeg had parsed before an
- * error (the SOF dimensions, saved APP markers) is still used.
+ * and calls exit().  This file is the only place that lets libjpeg run:
+ * error_exit longjmps back here, warnings are counted instead of printed,
+ * and memory is capped.
  */
 #include <setjmp.h>
 #include <stdio.h>
@@ -15,6 +22,121 @@
 #include "indexer/cursor.h"
 #include "indexer/exif.h"
 #include "indexer/extract.h"
+
+/* ---- marker walk --------------------------------------------------------- */
+
+struct segments {
+	int have_sof;
+	uint16_t sof_w, sof_h;
+	size_t exif_at, exif_len; /* TIFF block after "Exif\0\0" */
+	int have_exif, exif_cut;
+	size_t mpf_at, mpf_len;   /* TIFF block after "MPF\0" */
+	int have_mpf;
+	size_t skipped;           /* bytes of garbage between segments */
+};
+
+/* Codes 0x02-0xBF are reserved: seeing one means we are not on a marker. */
+static int is_marker(uint8_t mk)
+{
+	return mk == 0x01 || (mk >= 0xC0 && mk != 0xFF);
+}
+
+static int is_sof(uint8_t mk)
+{
+	return mk >= 0xC0 && mk <= 0xCF && mk != 0xC4 && mk != 0xC8 && mk != 0xCC;
+}
+
+static void walk(const struct bc *c, size_t pos, struct segments *s)
+{
+	memset(s, 0, sizeof(*s));
+	while (pos + 4 <= c->len) {
+		uint8_t mk;
+		uint16_t len;
+		size_t body, avail;
+
+		if (c->p[pos] == 0xFF)
+			while (pos + 1 < c->len && c->p[pos + 1] == 0xFF)
+				pos++; /* fill bytes before a marker */
+		if (c->p[pos] != 0xFF || pos + 1 >= c->len || !is_marker(c->p[pos + 1])) {
+			/* garbage between segments: resume at the next marker */
+			size_t from = pos++;
+			while (pos + 1 < c->len && !(c->p[pos] == 0xFF && is_marker(c->p[pos + 1])))
+				pos++;
+			if (pos + 1 >= c->len)
+				return;
+			s->skipped += pos - from;
+			continue;
+		}
+		mk = c->p[pos + 1];
+		pos += 2;
+		if (mk == 0xD8 || mk == 0x01 || (mk >= 0xD0 && mk <= 0xD7))
+			continue; /* no length */
+		if (mk == 0xD9 || mk == 0xDA || bc_be16(c, pos, &len) || len < 2)
+			return; /* end of image, start of scan, or damage */
+		body = pos + 2;
+		avail = c->len - body < (size_t)len - 2 ? c->len - body : (size_t)len - 2;
+		if (is_sof(mk) && !s->have_sof && avail >= 5) {
+			bc_be16(c, body + 1, &s->sof_h);
+			bc_be16(c, body + 3, &s->sof_w);
+			s->have_sof = 1;
+		} else if (mk == 0xE1 && !s->have_exif && bc_is(c, body, "Exif\0\0", 6) && avail > 6) {
+			s->exif_at = body + 6;
+			s->exif_len = avail - 6;
+			s->exif_cut = avail < (size_t)len - 2;
+			s->have_exif = 1;
+		} else if (mk == 0xE2 && !s->have_mpf && bc_is(c, body, "MPF\0", 4) && avail > 4) {
+			s->mpf_at = body + 4;
+			s->mpf_len = avail - 4;
+			s->have_mpf = 1;
+		}
+		pos += len;
+	}
+}
+
+/* MPO: the MP index lists a further image that is really in the file
+ * (exiftool agrees: an index pointing past the end leaves a plain JPEG). */
+static int is_mpo(const struct bc *c, const struct segments *s)
+{
+	struct bc t;
+	uint32_t ifd, nimages = 0, entries_off = 0, entries_len = 0, i;
+	uint16_t count;
+
+	if (!s->have_mpf || bc_sub(c, s->mpf_at, s->mpf_len, &t) != 0)
+		return 0;
+	if (bc_is(&t, 0, "MM", 2))
+		t.be = 1;
+	else if (bc_is(&t, 0, "II", 2))
+		t.be = 0;
+	else
+		return 0;
+	if (bc_u32(&t, 4, &ifd) || bc_u16(&t, ifd, &count))
+		return 0;
+	for (i = 0; i < count && i < 64; i++) {
+		size_t e = (size_t)ifd + 2 + 12u * i;
+		uint16_t tag;
+		uint32_t n, v;
+		if (bc_u16(&t, e, &tag) || bc_u32(&t, e + 4, &n) || bc_u32(&t, e + 8, &v))
+			return 0;
+		if (tag == 0xB001)
+			nimages = v;
+		else if (tag == 0xB002)
+			entries_off = v, entries_len = n;
+	}
+	if (nimages < 2 || entries_len < 32)
+		return 0;
+	for (i = 1; i < nimages && i < entries_len / 16; i++) {
+		uint32_t size, off;
+		if (bc_u32(&t, (size_t)entries_off + 16u * i + 4, &size) ||
+		    bc_u32(&t, (size_t)entries_off + 16u * i + 8, &off))
+			return 0;
+		/* offsets count from the MPF TIFF header */
+		if (off && bc_is(c, s->mpf_at + off, "\xff\xd8", 2))
+			return 1;
+	}
+	return 0;
+}
+
+/* ---- libjpeg ------------------------------------------------------------- */
 
 struct jerr {
 	struct jpeg_error_mgr pub;
@@ -38,64 +160,85 @@ static void on_message(j_common_ptr cinfo, int level)
 		cinfo->err->format_message(cinfo, j->first_warning);
 }
 
-static void use_markers(struct jpeg_decompress_struct *ci, struct x_meta *m)
-{
-	jpeg_saved_marker_ptr mk;
-	int have_exif = 0;
-
-	for (mk = ci->marker_list; mk; mk = mk->next) {
-		struct bc c = bc_make(mk->data, mk->data_length, 1);
-		if (mk->marker == JPEG_APP0 + 1 && !have_exif && bc_is(&c, 0, "Exif\0\0", 6)) {
-			have_exif = 1;
-			if (mk->data_length < mk->original_length)
-				x_warn(m, "Exif segment truncated");
-			exif_parse(mk->data + 6, mk->data_length - 6, 0, m);
-		} else if (mk->marker == JPEG_APP0 + 2 && bc_is(&c, 0, "MPF\0", 4)) {
-			snprintf(m->format, sizeof(m->format), "mpo");
-		}
-	}
-}
-
-int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
+/* Read the header with libjpeg.  Returns 0 when it is a decodable JPEG;
+ * otherwise -1 with the reason in why.  w, h and have get the frame size
+ * whenever libjpeg got as far as the frame header. */
+static int libjpeg_header(const uint8_t *p, size_t n, uint32_t *w, uint32_t *h, int *have,
+			  char *why, size_t cap, char *warn, size_t wcap)
 {
 	struct jpeg_decompress_struct ci;
 	struct jerr je;
-	volatile int rc = SL_OK;
 
 	memset(&ci, 0, sizeof(ci));
 	memset(&je, 0, sizeof(je));
+	*have = 0;
 	ci.err = jpeg_std_error(&je.pub);
 	je.pub.error_exit = on_error;
 	je.pub.emit_message = on_message;
 	if (setjmp(je.jump)) {
-		char msg[JMSG_LENGTH_MAX];
-		ci.err->format_message((j_common_ptr)&ci, msg);
-		if (ci.image_width && ci.image_height) {
-			/* the frame header was read before the damage */
-			m->width = ci.image_width;
-			m->height = ci.image_height;
-			m->have |= XM_DIMS;
-			x_warn(m, "jpeg: %s", msg);
-		} else {
-			rc = SL_FAIL(err, SL_E_CORRUPT, 0, "jpeg: %s", msg);
+		ci.err->format_message((j_common_ptr)&ci, why);
+		if (ci.image_width || ci.image_height) {
+			*w = ci.image_width;
+			*h = ci.image_height;
+			*have = 1;
 		}
-		use_markers(&ci, m);
 		jpeg_destroy_decompress(&ci);
-		return rc;
+		return -1;
 	}
 	jpeg_create_decompress(&ci);
 	ci.mem->max_memory_to_use = 64L << 20;
-	jpeg_save_markers(&ci, JPEG_APP0 + 1, 0xFFFF);
-	jpeg_save_markers(&ci, JPEG_APP0 + 2, 64);
 	jpeg_mem_src(&ci, p, (unsigned long)n);
 	jpeg_read_header(&ci, TRUE);
-	m->width = ci.image_width;
-	m->height = ci.image_height;
-	if (m->width && m->height)
-		m->have |= XM_DIMS;
-	use_markers(&ci, m);
+	*w = ci.image_width;
+	*h = ci.image_height;
+	*have = 1;
 	if (je.warnings)
-		x_warn(m, "jpeg: %s", je.first_warning);
+		snprintf(warn, wcap, "%s", je.first_warning);
 	jpeg_destroy_decompress(&ci);
-	return rc;
+	(void)cap;
+	return 0;
+}
+
+int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
+{
+	struct bc c = bc_make(p, n, 1);
+	struct segments s;
+	char why[JMSG_LENGTH_MAX] = "", warn[JMSG_LENGTH_MAX] = "";
+	uint32_t w = 0, h = 0;
+	int exv = bc_is(&c, 0, "\xff\x01" "Exiv2", 7), have = 0, ok;
+
+	walk(&c, exv ? 7 : 2, &s);
+	if (s.skipped)
+		x_warn(m, "jpeg: skipped %zu bytes between segments", s.skipped);
+	if (s.have_exif) {
+		if (s.exif_cut)
+			x_warn(m, "Exif segment truncated");
+		exif_parse(p + s.exif_at, s.exif_len, 0, m, NULL);
+	}
+	if (exv) {
+		/* Exiv2's metadata sidecar: markers only, no image */
+		snprintf(m->format, sizeof(m->format), "exv");
+		return SL_OK;
+	}
+	if (is_mpo(&c, &s))
+		snprintf(m->format, sizeof(m->format), "mpo");
+	ok = libjpeg_header(p, n, &w, &h, &have, why, sizeof(why), warn, sizeof(warn)) == 0;
+	if (!have && s.have_sof) {
+		w = s.sof_w;
+		h = s.sof_h;
+		have = 1;
+	}
+	if (have) {
+		m->width = w;
+		m->height = h;
+		m->have |= XM_DIMS;
+	}
+	if (warn[0])
+		x_warn(m, "jpeg: %s", warn);
+	if (!ok) {
+		if (!have)
+			return SL_FAIL(err, SL_E_CORRUPT, 0, "jpeg: %s", why);
+		x_warn(m, "jpeg: %s", why);
+	}
+	return SL_OK;
 }

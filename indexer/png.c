@@ -1,9 +1,124 @@
-/* png.c - PNG: IHDR dimensions and the eXIf chunk. */
+/* png.c - PNG: IHDR size; EXIF from an eXIf chunk, or from the text chunk
+ * ImageMagick and exiv2 write ("Raw profile type exif" or "... APP1":
+ * zlib-compressed in zTXt/iTXt, then hex digits after a short header). */
+#include <stdlib.h>
 #include <string.h>
+
+#include <zlib.h>
 
 #include "indexer/cursor.h"
 #include "indexer/exif.h"
 #include "indexer/extract.h"
+
+/* EXIF is tens of kilobytes; more than this from a text chunk is hostile. */
+#define MAX_PROFILE (1u << 20)
+
+static int hexval(uint8_t ch)
+{
+	if (ch >= '0' && ch <= '9')
+		return ch - '0';
+	if (ch >= 'a' && ch <= 'f')
+		return ch - 'a' + 10;
+	if (ch >= 'A' && ch <= 'F')
+		return ch - 'A' + 10;
+	return -1;
+}
+
+/* "\n<name>\n<spaces><length>\n<hex digits and newlines>" -> bytes. */
+static void profile(const uint8_t *txt, size_t n, struct x_meta *m)
+{
+	size_t i = 0, lines = 0, o = 0;
+	uint8_t *bin;
+	size_t skip = 0;
+
+	while (i < n && lines < 3) /* blank line, name, length */
+		if (txt[i++] == '\n')
+			lines++;
+	bin = malloc(n / 2 + 1);
+	if (!bin)
+		return;
+	while (i + 1 < n) {
+		int hi = hexval(txt[i]), lo;
+		if (hi < 0) {
+			i++;
+			continue;
+		}
+		lo = hexval(txt[i + 1]);
+		if (lo < 0)
+			break;
+		bin[o++] = (uint8_t)(hi << 4 | lo);
+		i += 2;
+	}
+	if (o > 6 && memcmp(bin, "Exif\0\0", 6) == 0)
+		skip = 6;
+	if (o > skip)
+		exif_parse(bin + skip, o - skip, 0, m, NULL);
+	free(bin);
+}
+
+static void inflate_profile(const uint8_t *z, size_t n, struct x_meta *m)
+{
+	z_stream s;
+	uint8_t *out = malloc(MAX_PROFILE);
+	int rc;
+
+	if (!out)
+		return;
+	memset(&s, 0, sizeof(s));
+	if (inflateInit(&s) != Z_OK) {
+		free(out);
+		return;
+	}
+	s.next_in = (Bytef *)(uintptr_t)z;
+	s.avail_in = (uInt)(n > UINT32_MAX ? UINT32_MAX : n);
+	s.next_out = out;
+	s.avail_out = MAX_PROFILE;
+	rc = inflate(&s, Z_FINISH);
+	if (rc == Z_STREAM_END || rc == Z_BUF_ERROR || rc == Z_OK)
+		profile(out, MAX_PROFILE - s.avail_out, m);
+	else
+		x_warn(m, "png: bad compressed EXIF profile");
+	inflateEnd(&s);
+	free(out);
+}
+
+/* tEXt, zTXt or iTXt chunk data of length len at d. */
+static void text_chunk(const struct bc *c, size_t d, size_t len, const char *type,
+		       struct x_meta *m)
+{
+	static const char *const keys[] = {"Raw profile type exif", "Raw profile type APP1"};
+	const uint8_t *p = c->p + d;
+	size_t k, klen = strnlen((const char *)p, len), pos;
+	int match = 0, compressed = 0;
+
+	for (k = 0; k < 2; k++)
+		match |= klen == strlen(keys[k]) && memcmp(p, keys[k], klen) == 0;
+	if (!match || klen + 1 >= len)
+		return;
+	pos = klen + 1;
+	if (strcmp(type, "zTXt") == 0) {
+		compressed = 1;
+		pos += 1; /* compression method */
+	} else if (strcmp(type, "iTXt") == 0) {
+		size_t l;
+		if (pos + 2 > len)
+			return;
+		compressed = p[pos] != 0;
+		pos += 2;
+		for (k = 0; k < 2; k++) { /* language tag, translated keyword */
+			l = strnlen((const char *)p + pos, len - pos);
+			pos += l + 1;
+			if (pos > len)
+				return;
+		}
+	}
+	if (pos >= len)
+		return;
+	if (compressed)
+		inflate_profile(p + pos, len - pos, m);
+	else
+		profile(p + pos, len - pos, m);
+}
 
 int png_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 {
@@ -13,23 +128,28 @@ int png_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 
 	while (bc_has(&c, off, 8)) {
 		uint32_t len, w, h;
+		char type[5];
 		bc_be32(&c, off, &len);
-		if (bc_is(&c, off + 4, "IHDR", 4) && !have_ihdr) {
+		memcpy(type, p + off + 4, 4);
+		type[4] = '\0';
+		if (strcmp(type, "IHDR") == 0 && !have_ihdr) {
 			if (!first)
 				x_warn(m, "PNG image did not start with IHDR");
 			if (len >= 8 && bc_be32(&c, off + 8, &w) == 0 && bc_be32(&c, off + 12, &h) == 0) {
 				m->width = w;
 				m->height = h;
-				if (w && h)
-					m->have |= XM_DIMS;
+				m->have |= XM_DIMS;
 				have_ihdr = 1;
 			}
-		} else if (bc_is(&c, off + 4, "eXIf", 4)) {
+		} else if (strcmp(type, "eXIf") == 0 || strcmp(type, "zxIf") == 0) {
 			if (bc_has(&c, off + 8, len))
-				exif_parse(p + off + 8, len, 0, m);
+				exif_parse(p + off + 8, len, 0, m, NULL);
 			else
 				x_warn(m, "PNG eXIf chunk truncated");
-		} else if (bc_is(&c, off + 4, "IEND", 4)) {
+		} else if ((strcmp(type, "zTXt") == 0 || strcmp(type, "tEXt") == 0 ||
+			    strcmp(type, "iTXt") == 0) && bc_has(&c, off + 8, len)) {
+			text_chunk(&c, off + 8, len, type, m);
+		} else if (strcmp(type, "IEND") == 0) {
 			break;
 		}
 		first = 0;

@@ -9,8 +9,7 @@ static void set_dims(struct x_meta *m, uint32_t w, uint32_t h)
 		return; /* VP8X comes first and gives the canvas */
 	m->width = w;
 	m->height = h;
-	if (w && h)
-		m->have |= XM_DIMS;
+	m->have |= XM_DIMS;
 }
 
 int webp_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
@@ -48,7 +47,7 @@ int webp_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 			if (bc_has(&c, data, len)) {
 				/* some writers keep the JPEG "Exif\0\0" prefix */
 				size_t skip = bc_is(&c, data, "Exif\0\0", 6) ? 6 : 0;
-				exif_parse(p + data + skip, len - skip, 0, m);
+				exif_parse(p + data + skip, len - skip, 0, m, NULL);
 			} else {
 				x_warn(m, "WebP EXIF chunk truncated");
 			}

@@ -110,8 +110,14 @@ static void test_jpeg_damage(void)
 	}
 	CHECK(ok > 0 && corrupt > 0);
 
-	/* a bad marker right after SOI */
-	memcpy(j + 2, "\xff\x4f\x00\x04zz", 6); /* no such marker */
+	/* garbage right after SOI: libjpeg refuses, our walk finds the frame */
+	memcpy(j + 2, "\xff\x4f\x00\x04zz", 6); /* reserved marker code */
+	CHECK_INT(x_extract(j, len, len, &m, &e), SL_OK);
+	CHECK(m.width == 64 && m.height == 48);
+	CHECK(strstr(m.warnings, "jpeg: skipped 18 bytes between segments") != NULL);
+	CHECK(strstr(m.warnings, "jpeg: Unsupported marker type 0x4f") != NULL);
+	/* no frame header anywhere: not a readable JPEG */
+	memset(j + 4, 0x20, len - 4);
 	CHECK_INT(x_extract(j, len, len, &m, &e), SL_E_CORRUPT);
 	free(j);
 }
@@ -162,15 +168,25 @@ static void test_sniff(void)
 		const char *want;
 	} t[] = {
 		{"\xff\xd8\xff\xe0", 4, "jpeg"},
-		{"II*\0\x10\0\0\0CR\x02\0", 12, "cr2"},
+		/* the TIFF family is named by tiff_parse, from the contents */
+		{"II*\0\x10\0\0\0CR\x02\0", 12, "tiff"},
 		{"MM\0*\0\0\0\x08", 8, "tiff"},
-		{"IIRO\x08\0\0\0", 8, "orf"},
-		{"IIU\0\x08\0\0\0", 8, "rw2"},
+		{"II+\0\x08\0\0\0", 8, "tiff"},
+		{"IIRO\x08\0\0\0", 8, "tiff"},
+		{"IIU\0\x08\0\0\0", 8, "tiff"},
 		{"FUJIFILMCCD-RAW 0201", 20, "raf"},
+		{"\xff\x01" "Exiv2\xff\xe1", 9, "exv"},
+		{"\0\0\0\x0cjP  \r\n\x87\n", 12, "jp2"},
+		{"II\x1a\0\0\0HEAPCCDR", 14, "crw"},
+		{"\0MRM\0\0\0\0", 8, "mrw"},
+		/* ISO BMFF: named by the major brand, as exiftool does */
 		{"\0\0\0\x18" "ftypheic\0\0\0\0mif1heic", 24, "heic"},
-		{"\0\0\0\x1c" "ftypmif1\0\0\0\0mif1avifmiaf", 28, "avif"},
+		{"\0\0\0\x1c" "ftypavif\0\0\0\0mif1avifmiaf", 28, "avif"},
+		{"\0\0\0\x1c" "ftypmif1\0\0\0\0mif1avifmiaf", 28, "heif"},
+		{"\0\0\0\x18" "ftypheix\0\0\0\0mif1heix", 24, "heif"},
 		{"\0\0\0\x18" "ftypcrx \0\0\0\x01" "crx isom", 24, "cr3"},
 		{"\0\0\0\x14" "ftypqt  \0\0\0\0qt  ", 20, "mov"},
+		{"\0\0\0\x18" "ftyphhhh\0\0\0\0mif1heic", 24, "mp4"},
 		{"\0\0\0\x18" "ftyp", 8, ""}, /* box cut off: not a format */
 		{"RIFF\0\0\0\0WAVE", 12, ""},
 		{"hello", 5, ""},
