@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "indexer/pipeline.h"
 
-#define DB_SCHEMA_VERSION 1
+#define DB_SCHEMA_VERSION 2
 
 /* Rows per transaction, and the longest a batch stays open. */
 #define DB_BATCH_ROWS 1000
@@ -79,12 +79,16 @@ int db_scan_end(struct db *db, const struct db_scan_end *e, struct sl_err *err);
  * did not store as deleted; *count says how many. */
 int db_mark_missing(struct db *db, const char *root, uint64_t *count, struct sl_err *err);
 
-enum db_format { DB_JSONL, DB_CSV };
+/* Flags: DB_CSV (else JSON lines), DB_EXTENDED (after the contract's keys:
+ * phash as 16 hex digits, warnings, placement). */
+enum db_format { DB_JSONL = 0, DB_CSV = 1, DB_EXTENDED = 2 };
 /* Write one record per live file, ordered by path. */
 int db_export(struct db *db, FILE *out, int format, struct sl_err *err);
 
-/* Within db/: apply migrations up to DB_SCHEMA_VERSION (schema.c). */
+/* Within db/: apply migrations up to DB_SCHEMA_VERSION (schema.c);
+ * db_migrate_to stops at version target (tests build old databases). */
 int db_migrate(sqlite3 *h, struct sl_err *err);
+int db_migrate_to(sqlite3 *h, int target, struct sl_err *err);
 /* Within db/: SL_E_DB error from the handle's last failure. */
 int db_fail(sqlite3 *h, struct sl_err *err, const char *file, int line, const char *what);
 #define DB_FAIL(h, err, what) db_fail((h), (err), __FILE__, __LINE__, (what))

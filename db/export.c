@@ -34,7 +34,27 @@ static const struct {
 	{"fragments", "fragments"},
 	{"error", "error"},
 };
+/* With DB_EXTENDED, after the contract's keys. */
+static const struct {
+	const char *key;
+	const char *expr;
+} extra[] = {
+	{"phash", "CASE WHEN phash IS NULL THEN NULL ELSE printf('%016llx', phash) END"},
+	{"warnings", "warnings"},
+	{"placement", "placement"},
+};
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
+#define NEXTRA (sizeof(extra) / sizeof(extra[0]))
+
+static const char *col_key(size_t i)
+{
+	return i < NCOLS ? cols[i].key : extra[i - NCOLS].key;
+}
+
+static const char *col_expr(size_t i)
+{
+	return i < NCOLS ? cols[i].expr : extra[i - NCOLS].expr;
+}
 
 static void csv_field(FILE *out, const unsigned char *s, int n)
 {
@@ -55,21 +75,21 @@ static void csv_field(FILE *out, const unsigned char *s, int n)
 	fputc('"', out);
 }
 
-/* The statement text, from the table above only (no caller input). */
-static int build_sql(int format, struct strbuf *sql)
+/* The statement text, from the tables above only (no caller input). */
+static int build_sql(int csv, size_t ncols, struct strbuf *sql)
 {
 	size_t i;
 
-	sb_adds(sql, format == DB_CSV ? "SELECT " : "SELECT json_object(");
-	for (i = 0; i < NCOLS; i++) {
+	sb_adds(sql, csv ? "SELECT " : "SELECT json_object(");
+	for (i = 0; i < ncols; i++) {
 		if (i)
 			sb_addc(sql, ',');
-		if (format == DB_CSV)
-			sb_adds(sql, cols[i].expr);
+		if (csv)
+			sb_adds(sql, col_expr(i));
 		else
-			sb_addf(sql, "'%s',%s", cols[i].key, cols[i].expr);
+			sb_addf(sql, "'%s',%s", col_key(i), col_expr(i));
 	}
-	sb_adds(sql, format == DB_CSV ? "" : ")");
+	sb_adds(sql, csv ? "" : ")");
 	sb_adds(sql, " FROM files WHERE deleted_at IS NULL ORDER BY path");
 	return sql->oom ? -1 : 0;
 }
@@ -78,10 +98,11 @@ int db_export(struct db *db, FILE *out, int format, struct sl_err *err)
 {
 	struct strbuf sql = STRBUF_INIT;
 	sqlite3_stmt *st = NULL;
-	size_t i;
+	int csv = (format & DB_CSV) != 0;
+	size_t i, ncols = NCOLS + ((format & DB_EXTENDED) ? NEXTRA : 0);
 	int rc;
 
-	if (build_sql(format, &sql) != 0) {
+	if (build_sql(csv, ncols, &sql) != 0) {
 		sb_free(&sql);
 		return SL_FAIL(err, SL_E_NOMEM, 0, "export: out of memory");
 	}
@@ -89,14 +110,14 @@ int db_export(struct db *db, FILE *out, int format, struct sl_err *err)
 	sb_free(&sql);
 	if (rc != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare export");
-	if (format == DB_CSV) {
-		for (i = 0; i < NCOLS; i++)
-			fprintf(out, "%s%s", i ? "," : "", cols[i].key);
+	if (csv) {
+		for (i = 0; i < ncols; i++)
+			fprintf(out, "%s%s", i ? "," : "", col_key(i));
 		fputc('\n', out);
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		if (format == DB_CSV) {
-			for (i = 0; i < NCOLS; i++) {
+		if (csv) {
+			for (i = 0; i < ncols; i++) {
 				if (i)
 					fputc(',', out);
 				if (sqlite3_column_type(st, (int)i) != SQLITE_NULL)

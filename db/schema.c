@@ -49,11 +49,19 @@ static const char *const migrations[] = {
 	"CREATE INDEX files_hash ON files(content_hash);"
 	"CREATE INDEX files_devino ON files(dev, ino);"
 	"CREATE INDEX files_last_scan ON files(last_scan);",
+	/* 1 -> 2: perceptual hash of JPEGs (64 bits, stored as a signed integer) */
+	"ALTER TABLE files ADD COLUMN phash INTEGER;"
+	"CREATE INDEX files_phash ON files(phash) WHERE phash IS NOT NULL;",
 };
 
 int db_migrate(sqlite3 *h, struct sl_err *err)
 {
-	const int target = (int)(sizeof(migrations) / sizeof(migrations[0]));
+	return db_migrate_to(h, (int)(sizeof(migrations) / sizeof(migrations[0])), err);
+}
+
+int db_migrate_to(sqlite3 *h, int target, struct sl_err *err)
+{
+	const int latest = (int)(sizeof(migrations) / sizeof(migrations[0]));
 	sqlite3_stmt *st = NULL;
 	int version = 0;
 
@@ -62,11 +70,13 @@ int db_migrate(sqlite3 *h, struct sl_err *err)
 	if (sqlite3_step(st) == SQLITE_ROW)
 		version = sqlite3_column_int(st, 0);
 	sqlite3_finalize(st);
-	if (version > target)
+	if (version > latest)
 		return SL_FAIL(err, SL_E_DB, 0,
 			       "database schema version %d is newer than this seekless "
 			       "understands (%d); upgrade seekless",
-			       version, target);
+			       version, latest);
+	if (target > latest)
+		target = latest;
 	while (version < target) {
 		char bump[64];
 		if (sqlite3_exec(h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)

@@ -13,9 +13,9 @@ static const char put_sql[] =
 	"INSERT INTO files(path, dev, ino, size, mtime_ns, format, width, height, make, model,"
 	" datetime_original, orientation, gps_lat, gps_lon, exposure_time, f_number, iso,"
 	" focal_length, lens_model, content_hash, phys_offset, fragments, placement, error,"
-	" warnings, first_scan, last_scan, indexed_at, deleted_at)"
+	" warnings, first_scan, last_scan, indexed_at, deleted_at, phash)"
 	" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
-	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL)"
+	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL,?27)"
 	" ON CONFLICT(path) DO UPDATE SET dev=excluded.dev, ino=excluded.ino, size=excluded.size,"
 	" mtime_ns=excluded.mtime_ns, format=excluded.format, width=excluded.width,"
 	" height=excluded.height, make=excluded.make, model=excluded.model,"
@@ -25,7 +25,8 @@ static const char put_sql[] =
 	" lens_model=excluded.lens_model, content_hash=excluded.content_hash,"
 	" phys_offset=excluded.phys_offset, fragments=excluded.fragments,"
 	" placement=excluded.placement, error=excluded.error, warnings=excluded.warnings,"
-	" last_scan=excluded.last_scan, indexed_at=excluded.indexed_at, deleted_at=NULL";
+	" last_scan=excluded.last_scan, indexed_at=excluded.indexed_at, deleted_at=NULL,"
+	" phash=excluded.phash";
 
 static void bind_text(sqlite3_stmt *st, int i, const char *s)
 {
@@ -75,6 +76,8 @@ static void bind_record(sqlite3_stmt *st, const struct px_record *r, int64_t sca
 		bind_text(st, 19, m->lens_model);
 		bind_text(st, 20, r->hash);
 		bind_text(st, 25, m->warnings);
+		if (r->have_phash)
+			sqlite3_bind_int64(st, 27, (sqlite3_int64)r->phash);
 	}
 	if (r->ext_flags & FT_LOCATED)
 		sqlite3_bind_int64(st, 21, (sqlite3_int64)r->phys);

@@ -90,6 +90,14 @@ int tiff_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 int raf_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int crw_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int mrw_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+/* 64-bit perceptual hash of a JPEG as it is displayed (after its EXIF
+ * orientation, 1-8; 0 = as stored): DCT of a 32x32 grey thumbnail from a
+ * 1/8-scale decode, the 8x8 lowest frequencies against their median.  Near
+ * copies (re-encoded, resized, rotated on disk) differ in a few bits.
+ * Returns SL_OK, SL_E_CORRUPT (undecodable), SL_E_UNSUPPORTED (CMYK) or
+ * SL_E_NOMEM. */
+int jpg_phash(const uint8_t *p, size_t n, int orientation, uint64_t *out, struct sl_err *err);
+
 /* The ISO BMFF family ("heic", "avif", "cr3", "mp4"...) of a file starting
  * with an ftyp box, named from its major brand as exiftool does; or NULL. */
 const char *bmff_brand(const uint8_t *p, size_t n);

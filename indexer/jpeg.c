@@ -13,8 +13,10 @@
  * error_exit longjmps back here, warnings are counted instead of printed,
  * and memory is capped.
  */
+#include <math.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include <jpeglib.h>
@@ -241,4 +243,154 @@ int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 		x_warn(m, "jpeg: %s", why);
 	}
 	return SL_OK;
+}
+
+/* ---- perceptual hash ------------------------------------------------------ */
+
+#define PH 32 /* the hash looks at a 32 x 32 thumbnail */
+
+/* The displayed image from the stored one, for each EXIF orientation. */
+static float oriented(const float *s, int o, int x, int y)
+{
+	const int n = PH - 1;
+	switch (o) {
+	case 2: return s[y * PH + (n - x)];
+	case 3: return s[(n - y) * PH + (n - x)];
+	case 4: return s[(n - y) * PH + x];
+	case 5: return s[x * PH + y];
+	case 6: return s[(n - x) * PH + y];
+	case 7: return s[(n - x) * PH + (n - y)];
+	case 8: return s[x * PH + (n - y)];
+	default: return s[y * PH + x];
+	}
+}
+
+static int cmp_float(const void *a, const void *b)
+{
+	float x = *(const float *)a, y = *(const float *)b;
+	return (x > y) - (x < y);
+}
+
+/* pHash of a grey thumbnail: DCT-II, the 8x8 lowest frequencies against
+ * their median. */
+static uint64_t dct_hash(const float *img)
+{
+	static float cosines[8][PH];
+	static int ready;
+	float rows[PH][8], coef[64], sorted[64], median;
+	uint64_t h = 0;
+	int u, v, x, y;
+
+	if (!ready) { /* same values on every thread: a benign race */
+		for (u = 0; u < 8; u++)
+			for (x = 0; x < PH; x++)
+				cosines[u][x] = (float)cos((2 * x + 1) * u * 3.14159265358979 / (2 * PH));
+		ready = 1;
+	}
+	for (y = 0; y < PH; y++)
+		for (u = 0; u < 8; u++) {
+			float s = 0;
+			for (x = 0; x < PH; x++)
+				s += img[y * PH + x] * cosines[u][x];
+			rows[y][u] = s;
+		}
+	for (v = 0; v < 8; v++)
+		for (u = 0; u < 8; u++) {
+			float s = 0;
+			for (y = 0; y < PH; y++)
+				s += rows[y][u] * cosines[v][y];
+			coef[v * 8 + u] = s;
+		}
+	memcpy(sorted, coef + 1, 63 * sizeof(float)); /* the DC term sets no level */
+	qsort(sorted, 63, sizeof(float), cmp_float);
+	median = sorted[31];
+	for (u = 0; u < 64; u++)
+		if (coef[u] > median)
+			h |= (uint64_t)1 << u;
+	return h;
+}
+
+int jpg_phash(const uint8_t *p, size_t n, int orientation, uint64_t *out, struct sl_err *err)
+{
+	struct jpeg_decompress_struct ci;
+	struct jerr je;
+	float stored[PH * PH], shown[PH * PH];
+	double *sum = NULL;
+	unsigned *cnt = NULL;
+	JSAMPLE *volatile row = NULL;
+	volatile int rc = SL_OK;
+	unsigned w, h, x, y;
+
+	*out = 0;
+	memset(&ci, 0, sizeof(ci));
+	memset(&je, 0, sizeof(je));
+	ci.err = jpeg_std_error(&je.pub);
+	je.pub.error_exit = on_error;
+	je.pub.emit_message = on_message;
+	sum = calloc(PH * PH, sizeof(*sum));
+	cnt = calloc(PH * PH, sizeof(*cnt));
+	if (!sum || !cnt) {
+		free(sum);
+		free(cnt);
+		return SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
+	}
+	if (setjmp(je.jump)) {
+		char msg[JMSG_LENGTH_MAX];
+		ci.err->format_message((j_common_ptr)&ci, msg);
+		rc = SL_FAIL(err, SL_E_CORRUPT, 0, "phash: %s", msg);
+		goto out;
+	}
+	jpeg_create_decompress(&ci);
+	ci.mem->max_memory_to_use = 64L << 20;
+	jpeg_mem_src(&ci, p, (unsigned long)n);
+	jpeg_read_header(&ci, TRUE);
+	if (ci.jpeg_color_space == JCS_CMYK || ci.jpeg_color_space == JCS_YCCK) {
+		rc = SL_FAIL(err, SL_E_UNSUPPORTED, 0, "phash: CMYK JPEG");
+		goto out;
+	}
+	/* 1/8 scale: libjpeg keeps only each block's DC term, no inverse DCT */
+	ci.scale_num = 1;
+	ci.scale_denom = 8;
+	ci.out_color_space = JCS_GRAYSCALE;
+	ci.dct_method = JDCT_IFAST;
+	ci.do_fancy_upsampling = FALSE;
+	ci.do_block_smoothing = FALSE;
+	jpeg_start_decompress(&ci);
+	w = ci.output_width;
+	h = ci.output_height;
+	row = malloc(w ? w : 1);
+	if (!row || !w || !h) {
+		rc = SL_FAIL(err, row ? SL_E_CORRUPT : SL_E_NOMEM, 0, "phash: empty image");
+		goto out;
+	}
+	while (ci.output_scanline < h) {
+		JSAMPROW r = row;
+		unsigned cy;
+		y = ci.output_scanline;
+		jpeg_read_scanlines(&ci, &r, 1);
+		cy = y * PH / h;
+		for (x = 0; x < w; x++) {
+			sum[cy * PH + x * PH / w] += row[x];
+			cnt[cy * PH + x * PH / w]++;
+		}
+	}
+	jpeg_finish_decompress(&ci);
+	/* cells a small image does not reach take their neighbour's value */
+	for (y = 0; y < PH; y++)
+		for (x = 0; x < PH; x++) {
+			unsigned sy = cnt[y * PH + x] ? y : y * h / PH * PH / h;
+			unsigned sx = cnt[y * PH + x] ? x : x * w / PH * PH / w;
+			unsigned k = sy * PH + sx;
+			stored[y * PH + x] = cnt[k] ? (float)(sum[k] / cnt[k]) : 0.0f;
+		}
+	for (y = 0; y < PH; y++)
+		for (x = 0; x < PH; x++)
+			shown[y * PH + x] = oriented(stored, orientation, (int)x, (int)y);
+	*out = dct_hash(shown);
+out:
+	jpeg_destroy_decompress(&ci);
+	free(row);
+	free(sum);
+	free(cnt);
+	return rc;
 }

@@ -151,6 +151,8 @@ struct job {
 	struct x_meta meta;
 	int meta_rc;
 	char meta_err[384];
+	int have_phash;
+	uint64_t phash;
 	uint64_t got;
 	char early_warn[160];   /* known at open: identity changed since the walk */
 };
@@ -469,6 +471,8 @@ static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
 		r->read = 1;
 		r->meta = job->meta;
 		memcpy(r->hash, job->hex, sizeof(r->hash));
+		r->have_phash = job->have_phash;
+		r->phash = job->phash;
 		if (job->meta_rc != SL_OK) {
 			r->err_code = job->meta_rc;
 			snprintf(r->error, sizeof(r->error), "%s", job->meta_err);
@@ -479,6 +483,21 @@ static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
 			x_warn(&r->meta, "%s", tail->warn);
 	}
 	q_push(&P->sq, r);
+}
+
+static int is_jpeg(const char *format)
+{
+	return strcmp(format, "jpeg") == 0 || strcmp(format, "mpo") == 0;
+}
+
+static void phash(struct job *job, const struct item *it)
+{
+	struct sl_err e;
+	int o = job->meta.have & XM_ORIENTATION ? job->meta.orientation : 1;
+	if (jpg_phash(it->buf, it->len, o, &job->phash, &e) == SL_OK)
+		job->have_phash = 1;
+	else
+		x_warn(&job->meta, "%s", e.msg);
 }
 
 static void process(struct pipe *P, struct item *it)
@@ -497,6 +516,8 @@ static void process(struct pipe *P, struct item *it)
 			job->meta_rc = x_extract(it->buf, it->len, job->info.size, &job->meta, &e);
 			if (job->meta_rc != SL_OK)
 				snprintf(job->meta_err, sizeof(job->meta_err), "%s", e.msg);
+			else if (P->o->phash && !job->streamed && is_jpeg(job->meta.format))
+				phash(job, it);
 		}
 		if (job->streamed)
 			x_hash_update(job->hash, it->buf, it->len);

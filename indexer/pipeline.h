@@ -35,6 +35,8 @@ struct px_record {
 	int is_dir;          /* an unlistable directory, not a file */
 	int read;            /* content was read: hash and meta are valid */
 	char hash[33];
+	int have_phash;      /* phash is the JPEG's perceptual hash */
+	uint64_t phash;
 	struct x_meta meta;
 	int err_code;        /* SL_OK, or the per-file error class */
 	char error[384];
@@ -59,6 +61,7 @@ struct px_opts {
 	size_t mem_budget;   /* file bytes in flight; 0 = 64 MiB */
 	size_t chunk;        /* read size for streamed files; 0 = 4 MiB */
 	int keep_cache;      /* do not drop the pages this scan brought in */
+	int phash;           /* compute perceptual hashes of JPEGs read whole */
 	atomic_int *cancel;  /* when set: stop starting files, store what is done */
 	px_progress_fn progress;
 	void *progress_ctx;

@@ -16,13 +16,16 @@ static const char help[] =
 	"focal_length, lens_model, content_hash, phys_offset, fragments, error.\n"
 	"\n"
 	"  --db PATH        the index (default $XDG_DATA_HOME/seekless/index.db)\n"
-	"  --format FORMAT  jsonl (default) or csv\n";
+	"  --format FORMAT  jsonl (default) or csv\n"
+	"  --extended       add phash (perceptual hash of JPEGs, 16 hex digits),\n"
+	"                   warnings and placement after those keys\n";
 
 int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"db", required_argument, NULL, 'd'},
 		{"format", required_argument, NULL, 'f'},
+		{"extended", no_argument, NULL, 'x'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -30,7 +33,7 @@ int cmd_export(int argc, char **argv)
 	const char *dbopt = NULL;
 	struct db *db = NULL;
 	struct sl_err e;
-	int format = DB_JSONL, c, rc;
+	int format = DB_JSONL, extended = 0, c, rc;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -46,6 +49,7 @@ int cmd_export(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'x': extended = DB_EXTENDED; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); return EXIT_USAGE;
 		}
@@ -60,7 +64,7 @@ int cmd_export(int argc, char **argv)
 	}
 	rc = db_open(dbpath.p, 0, &db, &e);
 	if (rc == SL_OK)
-		rc = db_export(db, stdout, format, &e);
+		rc = db_export(db, stdout, format | extended, &e);
 	if (rc != SL_OK)
 		cli_error("export", &e);
 	db_close(db);

@@ -29,6 +29,7 @@ static const char help[] =
 	"  --seed N       seed for --order random\n"
 	"  --cross-fs     descend into file systems mounted below a root\n"
 	"  --keep-cache   leave the files this scan read in the page cache\n"
+	"  --no-phash     skip the perceptual hash of JPEGs (on by default)\n"
 	"  --mem SIZE     file bytes held in memory at once (default 64M)\n";
 
 #define MAX_SHOWN_ERRORS 10
@@ -154,6 +155,8 @@ int cmd_scan(int argc, char **argv)
 		{"cross-fs", no_argument, NULL, 'x'},
 		{"keep-cache", no_argument, NULL, 'k'},
 		{"mem", required_argument, NULL, 'm'},
+		{"phash", no_argument, NULL, 'H'},
+		{"no-phash", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -179,6 +182,7 @@ int cmd_scan(int argc, char **argv)
 	memset(&p, 0, sizeof(p));
 	memset(&pl, 0, sizeof(pl));
 	memset(&end, 0, sizeof(end));
+	po.phash = 1;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (c) {
@@ -204,6 +208,8 @@ int cmd_scan(int argc, char **argv)
 			break;
 		case 'x': cross_fs = 1; break;
 		case 'k': po.keep_cache = 1; break;
+		case 'H': po.phash = 1; break;
+		case 'N': po.phash = 0; break;
 		case 'm':
 			if (cli_parse_size(optarg, &mem) != 0 || mem < (1u << 20)) {
 				cli_usage_error("scan", "--mem wants a size of at least 1M");

@@ -5,6 +5,7 @@ import csv
 import io
 import json
 import os
+import re
 import stat
 import subprocess
 
@@ -81,6 +82,19 @@ with tempdir("cli") as work:
     check(rows[0] == EXPORT_KEYS, "CSV header: %s" % rows[0])
     check(len(rows) == len(files) + 1, "CSV rows")
     check(sorted(r[0] for r in rows[1:]) == sorted(r["path"] for r in recs), "CSV paths")
+
+    # --- extended export: the contract's keys, then phash, warnings, placement
+    rc, out, err = run("export", "--db", db, "--extended", check_rc=0)
+    ext = [json.loads(l) for l in out.splitlines()]
+    check(list(ext[0].keys()) == EXPORT_KEYS + ["phash", "warnings", "placement"],
+          "extended keys: %s" % list(ext[0].keys()))
+    jpegs = [r for r in ext if r["format"] == "jpeg" and not r["error"]]
+    check(jpegs and all(re.fullmatch(r"[0-9a-f]{16}", r["phash"]) for r in jpegs),
+          "every readable JPEG has a perceptual hash")
+    ndb = os.path.join(work, "nophash.db")
+    run("scan", "--no-phash", "--quiet", "--db", ndb, root)
+    rc, out, err = run("export", "--db", ndb, "--extended", check_rc=0)
+    check(all(json.loads(l)["phash"] is None for l in out.splitlines()), "--no-phash")
 
     # --- plan text and JSON --------------------------------------------------
     rc, out, err = run("plan", root, check_rc=0)

@@ -32,6 +32,8 @@ static void record(struct px_record *r, const char *path, int read)
 		r->meta.iso = 400;
 		strcpy(r->meta.make, "Canon");
 		strcpy(r->meta.datetime_original, "2020-01-02T03:04:05");
+		r->have_phash = 1;
+		r->phash = 0xfedcba9876543210ull; /* above INT64_MAX: stored as its bits */
 	}
 }
 
@@ -87,6 +89,11 @@ static void test_create_and_export(void)
 	CHECK(strstr(out, "\"path\":\"/photos/bad.jpg\"") != NULL);
 	CHECK(strstr(out, "\"content_hash\":null,\"phys_offset\":40960,\"fragments\":2,"
 			  "\"error\":\"open: Permission denied\"}") != NULL);
+	free(out);
+
+	out = slurp_export(db, DB_JSONL | DB_EXTENDED);
+	CHECK(strstr(out, ",\"error\":null,\"phash\":\"fedcba9876543210\",\"warnings\":null,"
+			  "\"placement\":\"physical\"}") != NULL);
 	free(out);
 
 	out = slurp_export(db, DB_CSV);
@@ -199,6 +206,36 @@ static void test_scan_rows(void)
 	db_close(db);
 }
 
+static void test_upgrade_from_v1(void)
+{
+	char path[4096];
+	struct db *db = NULL;
+	struct sl_err e;
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	int v = 0;
+
+	/* a database as version 1 left it, with a file in it */
+	snprintf(path, sizeof(path), "%s/v1.db", dir);
+	CHECK(sqlite3_open(path, &h) == SQLITE_OK);
+	CHECK_INT(db_migrate_to(h, 1, &e), SL_OK);
+	CHECK(sqlite3_exec(h, "INSERT INTO files(path, size, first_scan, last_scan, indexed_at)"
+			      " VALUES('/old/a.jpg', 7, 1, 1, 'then')", NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(h);
+	/* opening it upgrades it and keeps what it held */
+	CHECK_INT(db_open(path, 0, &db, &e), SL_OK);
+	CHECK_INT(db_user_version(db, &v, &e), SL_OK);
+	CHECK_INT(v, DB_SCHEMA_VERSION);
+	CHECK(v >= 2);
+	sqlite3_prepare_v2(db->h, "SELECT size, phash IS NULL FROM files WHERE path='/old/a.jpg'", -1,
+			   &st, NULL);
+	CHECK(sqlite3_step(st) == SQLITE_ROW);
+	CHECK_INT(sqlite3_column_int(st, 0), 7);
+	CHECK_INT(sqlite3_column_int(st, 1), 1);
+	sqlite3_finalize(st);
+	db_close(db);
+}
+
 static void test_versions(void)
 {
 	char path[4096];
@@ -235,6 +272,7 @@ int main(void)
 	RUN(test_create_and_export);
 	RUN(test_upsert_and_missing);
 	RUN(test_scan_rows);
+	RUN(test_upgrade_from_v1);
 	RUN(test_versions);
 	t_rmtree(dir);
 	free(dir);

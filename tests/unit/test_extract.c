@@ -196,6 +196,118 @@ static void test_sniff(void)
 		CHECK_STR(x_sniff((const uint8_t *)t[i].bytes, t[i].n), t[i].want);
 }
 
+/* A picture with structure (gradients and a bright disc), w x h, stored
+ * rotated by `turn` quarter turns clockwise, JPEG quality q. */
+static unsigned char *picture(int w, int h, int turn, int q, int seed, unsigned long *len)
+{
+	struct jpeg_compress_struct c;
+	struct jpeg_error_mgr jerr;
+	int sw = turn % 2 ? h : w, sh = turn % 2 ? w : h, x, y;
+	unsigned char *px = malloc((size_t)sw * (size_t)sh * 3), *out = NULL;
+
+	for (y = 0; y < sh; y++)
+		for (x = 0; x < sw; x++) {
+			/* (u, v): where this stored pixel sits in the upright picture */
+			int u = x, v = y, k;
+			if (turn == 1)
+				u = y, v = sw - 1 - x;
+			else if (turn == 2)
+				u = sw - 1 - x, v = sh - 1 - y;
+			else if (turn == 3)
+				u = sh - 1 - y, v = x;
+			for (k = 0; k < 3; k++) {
+				int val = (u * 200 / w + v * (seed * 37 % 50) / h + k * 20) & 255;
+				int dx = u - w * (seed % 3 + 1) / 4, dy = v - h / 3;
+				if (dx * dx + dy * dy < (w / 6) * (w / 6))
+					val = 255 - val / 3;
+				px[((size_t)y * (size_t)sw + (size_t)x) * 3 + (size_t)k] = (unsigned char)val;
+			}
+		}
+	c.err = jpeg_std_error(&jerr);
+	jpeg_create_compress(&c);
+	*len = 0;
+	jpeg_mem_dest(&c, &out, len);
+	c.image_width = (JDIMENSION)sw;
+	c.image_height = (JDIMENSION)sh;
+	c.input_components = 3;
+	c.in_color_space = JCS_RGB;
+	jpeg_set_defaults(&c);
+	jpeg_set_quality(&c, q, TRUE);
+	jpeg_start_compress(&c, TRUE);
+	while (c.next_scanline < c.image_height) {
+		JSAMPROW r = px + (size_t)c.next_scanline * (size_t)sw * 3;
+		jpeg_write_scanlines(&c, &r, 1);
+	}
+	jpeg_finish_compress(&c);
+	jpeg_destroy_compress(&c);
+	free(px);
+	return out;
+}
+
+static int hamming(uint64_t a, uint64_t b)
+{
+	uint64_t x = a ^ b;
+	int n = 0;
+	while (x) {
+		x &= x - 1;
+		n++;
+	}
+	return n;
+}
+
+/* phash of picture(w, h, turn, q, seed) shown with the given orientation */
+static uint64_t phash_of(int w, int h, int turn, int q, int seed, int orientation)
+{
+	unsigned long len;
+	unsigned char *j = picture(w, h, turn, q, seed, &len);
+	uint64_t ph = 0;
+	struct sl_err e;
+	CHECK_INT(jpg_phash(j, len, orientation, &ph, &e), SL_OK);
+	free(j);
+	return ph;
+}
+
+static void test_phash(void)
+{
+	unsigned long len;
+	uint64_t a = phash_of(640, 480, 0, 90, 1, 1);
+	uint64_t reencoded = phash_of(640, 480, 0, 60, 1, 1);
+	uint64_t smaller = phash_of(320, 240, 0, 85, 1, 1);
+	uint64_t other = phash_of(640, 480, 0, 90, 2, 1);
+	/* stored turned, with the EXIF orientation that shows it upright */
+	uint64_t as6 = phash_of(640, 480, 3, 90, 1, 6);
+	uint64_t as8 = phash_of(640, 480, 1, 90, 1, 8);
+	uint64_t as3 = phash_of(640, 480, 2, 90, 1, 3);
+	/* the same turned bytes shown as stored are another picture */
+	uint64_t sideways = phash_of(640, 480, 3, 90, 1, 1);
+	struct sl_err e;
+	uint64_t h;
+
+	fprintf(stderr, "  distances: reencoded %d, smaller %d, o6 %d, o8 %d, o3 %d, other %d, "
+			"sideways %d\n",
+		hamming(a, reencoded), hamming(a, smaller), hamming(a, as6), hamming(a, as8),
+		hamming(a, as3), hamming(a, other), hamming(a, sideways));
+	CHECK(hamming(a, reencoded) <= 6);
+	CHECK(hamming(a, smaller) <= 6);
+	CHECK(hamming(a, as6) <= 6);
+	CHECK(hamming(a, as8) <= 6);
+	CHECK(hamming(a, as3) <= 6);
+	CHECK(hamming(a, other) >= 16);
+	CHECK(hamming(a, sideways) >= 16);
+	/* a tiny image (smaller than the 32x32 thumbnail at 1/8) still hashes */
+	h = phash_of(40, 30, 0, 90, 1, 1);
+	CHECK(h != 0);
+	/* not a JPEG, truncated: an error, never a crash */
+	CHECK_INT(jpg_phash((const uint8_t *)"\xff\xd8\xff\xe0", 4, 1, &h, &e), SL_E_CORRUPT);
+	{
+		unsigned char *j = picture(64, 48, 0, 90, 1, &len);
+		unsigned long n;
+		for (n = 0; n < len; n += 7)
+			jpg_phash(j, n, 1, &h, &e);
+		free(j);
+	}
+}
+
 static void test_hash(void)
 {
 	unsigned char *d = t_bytes(1000003, 9);
@@ -229,5 +341,6 @@ int main(void)
 	RUN(test_formats);
 	RUN(test_sniff);
 	RUN(test_hash);
+	RUN(test_phash);
 	return t_done();
 }

@@ -27,7 +27,7 @@
 #include "tools/mkcorpus/exifw.h"
 
 static const char help[] =
-	"usage: mkcorpus [--files N] [--median SIZE] [--sigma S] [--seed N]\n"
+	"usage: mkcorpus [--files N] [--median SIZE | --megapixels MP] [--sigma S] [--seed N]\n"
 	"                [--fragment PCT] [--churn PCT] [--manifest FILE] [--no-sync] DIR\n"
 	"\n"
 	"Create N (default 200) camera-like JPEG photos with EXIF below DIR.\n"
@@ -36,6 +36,7 @@ static const char help[] =
 	"  --seed N         seed (default 1); same seed, same tree\n"
 	"  --fragment PCT   write PCT%% of the files in interleaved pairs (fragmented)\n"
 	"  --churn PCT      afterwards delete PCT%% of the files and write them again\n"
+	"  --megapixels MP  fixed resolution instead (sizes then follow the content)\n"
 	"  --manifest FILE  JSON lines describing every file (path relative to DIR)\n"
 	"  --no-sync        do not sync at the end\n";
 
@@ -230,6 +231,9 @@ static int encode(const struct image *im, int quality, const struct strbuf *app1
 	return 0;
 }
 
+/* With --megapixels: every photo has this many pixels. */
+static double fixed_pixels;
+
 /* Bytes per pixel observed so far, per noise level: steers the size. */
 static double bpp[4] = {0.35, 0.5, 0.7, 0.9};
 static const double noise_levels[4] = {20, 45, 80, 120};
@@ -286,7 +290,7 @@ static int make_photo(struct photo *ph, const struct event *ev, struct made *m,
 		w = ph->w;
 		h = ph->h;
 	} else {
-		pixels = ph->target / bpp[level];
+		pixels = fixed_pixels > 0 ? fixed_pixels : ph->target / bpp[level];
 		if (pixels < 4096)
 			pixels = 4096;
 		w = (int)sqrt(pixels * cam->aspect_w / cam->aspect_h);
@@ -525,6 +529,7 @@ int main(int argc, char **argv)
 		{"fragment", required_argument, NULL, 'f'},
 		{"churn", required_argument, NULL, 'c'},
 		{"manifest", required_argument, NULL, 'M'},
+		{"megapixels", required_argument, NULL, 'P'},
 		{"no-sync", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
@@ -557,6 +562,7 @@ int main(int argc, char **argv)
 		case 'f': frag_pct = atoi(optarg); break;
 		case 'c': churn_pct = atoi(optarg); break;
 		case 'M': manifest_path = optarg; break;
+		case 'P': fixed_pixels = atof(optarg) * 1e6; break;
 		case 'N': do_sync = 0; break;
 		case 'h': fputs(help, stdout); return 0;
 		default: fputs(help, stderr); return 2;
