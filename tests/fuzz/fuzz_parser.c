@@ -1,0 +1,45 @@
+/* One libFuzzer target per parser, chosen at compile time with
+ * -DFUZZ_<NAME> (see tests/fuzz/CMakeLists.txt).  Each input is copied to
+ * a buffer of exactly its size so AddressSanitizer sees any read past it. */
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "indexer/exif.h"
+#include "indexer/extract.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	uint8_t *p = malloc(size ? size : 1);
+	struct x_meta m;
+	struct sl_err e;
+
+	(void)e; /* not every parser takes one */
+	if (!p)
+		return 0;
+	memcpy(p, data, size);
+	memset(&m, 0, sizeof(m));
+#if defined(FUZZ_EXIF)
+	{
+		struct exif_info info;
+		exif_parse(p, size, EXIF_DIMS, &m, &info);
+		exif_parse(p, size, EXIF_ROOT_IS_EXIF, &m, NULL);
+		exif_parse(p, size, EXIF_ROOT_IS_GPS, &m, NULL);
+	}
+#elif defined(FUZZ_JPEG)
+	{
+		uint64_t h;
+		jpg_parse(p, size, &m, &e);
+		if (size < (1u << 16)) /* decoding is slow: keep the fuzzer fast */
+			jpg_phash(p, size, (int)(size % 9), &h, &e);
+	}
+#elif defined(FUZZ_EXTRACT)
+	x_extract(p, size, size, &m, &e);
+#else
+	FUZZ_PARSER(p, size, &m, &e);
+#endif
+	free(p);
+	return 0;
+}

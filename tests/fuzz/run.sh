@@ -1,0 +1,43 @@
+#!/usr/bin/env bash
+# Build the libFuzzer targets with clang (ASan + UBSan) and run each one.
+#   bash tests/fuzz/run.sh [SECONDS=20] [TARGET...]
+# Seeds: the shared corpus (../shared/corpus/real) when it is there, plus a
+# few generated JPEGs.  New inputs found are kept in build-fuzz/corpus/NAME,
+# so repeated runs go deeper.  A crash, leak or timeout fails the script and
+# leaves its input in build-fuzz/crash-NAME-*.  docs/extraction.md says how to
+# run long campaigns.
+set -euo pipefail
+secs=${1:-20}
+shift || true
+cd "$(dirname "$0")/../.."
+CC=clang cmake -S . -B build-fuzz -DSEEKLESS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+cmake --build build-fuzz -j"$(nproc)" >/dev/null
+bin=build-fuzz/tests/fuzz
+seeds=build-fuzz/seeds
+if [ ! -d "$seeds" ]; then
+  mkdir -p "$seeds"
+  if [ -d ../shared/corpus/real ]; then
+    find ../shared/corpus/real -type f -size -2M ! -name '*.json' ! -name '*.md' \
+      -exec cp {} "$seeds/" \;
+  fi
+  build-fuzz/mkcorpus --files 6 --median 20k --no-sync "$seeds/gen" >/dev/null
+  find "$seeds/gen" -type f -exec mv {} "$seeds/" \;
+  rm -rf "$seeds/gen"
+fi
+targets=("$@")
+[ ${#targets[@]} -gt 0 ] || targets=(exif jpeg extract png gif webp bmff jp2 tiff raf crw mrw)
+status=0
+for t in "${targets[@]}"; do
+  mkdir -p "build-fuzz/corpus/$t"
+  printf '%-8s ' "$t"
+  if "$bin/fuzz_$t" -max_total_time="$secs" -max_len=262144 -timeout=10 -rss_limit_mb=2048 \
+       -artifact_prefix="build-fuzz/crash-$t-" -print_final_stats=1 \
+       "build-fuzz/corpus/$t" "$seeds" >"build-fuzz/fuzz-$t.log" 2>&1; then
+    grep -E "stat::number_of_executed_units" "build-fuzz/fuzz-$t.log" | awk '{print $2 " runs, ok"}'
+  else
+    echo "FAILED (see build-fuzz/fuzz-$t.log)"
+    grep -E "ERROR|SUMMARY|Test unit written" "build-fuzz/fuzz-$t.log" | head -5
+    status=1
+  fi
+done
+exit $status
