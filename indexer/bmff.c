@@ -145,6 +145,33 @@ static int read_sized(const struct bc *c, size_t at, unsigned size, uint64_t *v)
 	}
 }
 
+/* A field that is 16 bits wide in early box versions and 32 in later ones;
+ * advances *pos.  0 on success. */
+static int read_var(const struct bc *c, size_t *pos, int wide, uint32_t *v)
+{
+	uint16_t v16;
+	if (wide) {
+		if (bc_be32(c, *pos, v))
+			return -1;
+		*pos += 4;
+		return 0;
+	}
+	if (bc_be16(c, *pos, &v16))
+		return -1;
+	*v = v16;
+	*pos += 2;
+	return 0;
+}
+
+/* The 'ispe' property box at off; 0 when it is one. */
+static int read_ispe(const struct bc *c, size_t off, uint32_t *w, uint32_t *h)
+{
+	struct box p;
+	if (box_at(c, off, c->len, &p) != 0 || strcmp(p.type, "ispe") != 0)
+		return -1;
+	return bc_be32(c, p.body + 4, w) || bc_be32(c, p.body + 8, h) ? -1 : 0;
+}
+
 static void parse_iloc(struct heif *h, const struct box *b)
 {
 	const struct bc *c = h->c;
@@ -160,33 +187,16 @@ static void parse_iloc(struct heif *h, const struct box *b)
 	base_size = sizes2 >> 4;
 	idx_size = (version == 1 || version == 2) ? (sizes2 & 15) : 0;
 	pos += 2;
-	if (version < 2) {
-		uint16_t c16;
-		if (bc_be16(c, pos, &c16))
-			return;
-		count = c16;
-		pos += 2;
-	} else {
-		if (bc_be32(c, pos, &count))
-			return;
-		pos += 4;
-	}
+	if (read_var(c, &pos, version >= 2, &count))
+		return;
 	for (i = 0; i < count && i < MAX_ITEMS && pos < b->end; i++) {
 		uint32_t id;
-		uint16_t id16, method = 0, extents, e;
+		uint16_t method = 0, extents, e;
 		uint64_t base, off = 0, len = 0;
 		struct item *it;
 
-		if (version < 2) {
-			if (bc_be16(c, pos, &id16))
-				return;
-			id = id16;
-			pos += 2;
-		} else {
-			if (bc_be32(c, pos, &id))
-				return;
-			pos += 4;
-		}
+		if (read_var(c, &pos, version >= 2, &id))
+			return;
 		if (version == 1 || version == 2) {
 			if (bc_be16(c, pos, &method))
 				return;
@@ -235,18 +245,10 @@ static void parse_iinf(struct heif *h, const struct box *b)
 		uint8_t v;
 		if (strcmp(e.type, "infe") == 0 && bc_u8(c, e.body, &v) == 0 && v >= 2) {
 			uint32_t id;
-			uint16_t id16;
-			size_t t;
-			if (v == 2) {
-				if (bc_be16(c, e.body + 4, &id16))
-					break;
-				id = id16;
-				t = e.body + 8;
-			} else {
-				if (bc_be32(c, e.body + 4, &id))
-					break;
-				t = e.body + 10;
-			}
+			size_t t = e.body + 4;
+			if (read_var(c, &t, v > 2, &id))
+				break;
+			t += 2; /* item_protection_index */
 			if (bc_has(c, t, 4) && t + 4 <= e.end) {
 				struct item *it = item_get(h, id, 1);
 				if (it) {
@@ -295,19 +297,8 @@ static int item_size(struct heif *h, uint32_t id, uint32_t *w, uint32_t *ht)
 	pos = h->ipma_body + 8;
 	for (i = 0; i < count && i < MAX_ITEMS && pos < h->ipma_end; i++) {
 		uint32_t item;
-		uint16_t id16;
 		uint8_t n, k;
-		if (version < 1) {
-			if (bc_be16(c, pos, &id16))
-				return -1;
-			item = id16;
-			pos += 2;
-		} else {
-			if (bc_be32(c, pos, &item))
-				return -1;
-			pos += 4;
-		}
-		if (bc_u8(c, pos++, &n))
+		if (read_var(c, &pos, version >= 1, &item) || bc_u8(c, pos++, &n))
 			return -1;
 		for (k = 0; k < n; k++) {
 			uint16_t index;
@@ -323,13 +314,9 @@ static int item_size(struct heif *h, uint32_t id, uint32_t *w, uint32_t *ht)
 				index = b8 & 0x7f;
 				pos += 1;
 			}
-			if (item == id && index >= 1 && index <= h->nprops) {
-				struct box p;
-				if (box_at(c, h->props[index - 1], c->len, &p) == 0 &&
-				    strcmp(p.type, "ispe") == 0 && bc_be32(c, p.body + 4, w) == 0 &&
-				    bc_be32(c, p.body + 8, ht) == 0)
-					return 0;
-			}
+			if (item == id && index >= 1 && index <= h->nprops &&
+			    read_ispe(c, h->props[index - 1], w, ht) == 0)
+				return 0;
 		}
 	}
 	return -1;
@@ -382,13 +369,8 @@ static void parse_meta(struct heif *h, const struct box *meta)
 	while (box_at(c, pos, meta->end, &b) == 0) {
 		uint8_t v;
 		if (strcmp(b.type, "pitm") == 0 && bc_u8(c, b.body, &v) == 0) {
-			uint16_t id16;
-			if (v == 0 && bc_be16(c, b.body + 4, &id16) == 0) {
-				h->primary = id16;
-				h->have_primary = 1;
-			} else if (v != 0 && bc_be32(c, b.body + 4, &h->primary) == 0) {
-				h->have_primary = 1;
-			}
+			size_t at = b.body + 4;
+			h->have_primary = read_var(c, &at, v != 0, &h->primary) == 0;
 		} else if (strcmp(b.type, "iloc") == 0) {
 			parse_iloc(h, &b);
 		} else if (strcmp(b.type, "iinf") == 0) {
@@ -409,9 +391,7 @@ static void parse_meta(struct heif *h, const struct box *meta)
 	} else {
 		/* no primary item, or no size for it: the first size given */
 		for (i = 0; i < h->nprops; i++) {
-			struct box p;
-			if (box_at(c, h->props[i], c->len, &p) == 0 && strcmp(p.type, "ispe") == 0 &&
-			    bc_be32(c, p.body + 4, &w) == 0 && bc_be32(c, p.body + 8, &ht) == 0) {
+			if (read_ispe(c, h->props[i], &w, &ht) == 0) {
 				h->m->width = w;
 				h->m->height = ht;
 				h->m->have |= XM_DIMS;

@@ -9,13 +9,14 @@
 #include "tests/unit/test.h"
 #include "tools/mkcorpus/exifw.h"
 
-/* A real JPEG of w x h, optionally with an Exif APP1 from the writer. */
-static unsigned char *make_jpeg(int w, int h, int with_exif, int progressive, unsigned long *len)
+/* Encode w x h RGB pixels as a JPEG; app1, when not NULL, is written as an
+ * APP1 segment right after SOI. */
+static unsigned char *encode(const unsigned char *px, int w, int h, int q, int progressive,
+			     const struct strbuf *app1, unsigned long *len)
 {
 	struct jpeg_compress_struct c;
 	struct jpeg_error_mgr jerr;
-	unsigned char *out = NULL, *row = malloc((size_t)w * 3);
-	int y, x;
+	unsigned char *out = NULL;
 
 	c.err = jpeg_std_error(&jerr);
 	jpeg_create_compress(&c);
@@ -26,12 +27,33 @@ static unsigned char *make_jpeg(int w, int h, int with_exif, int progressive, un
 	c.input_components = 3;
 	c.in_color_space = JCS_RGB;
 	jpeg_set_defaults(&c);
+	jpeg_set_quality(&c, q, TRUE);
 	if (progressive)
 		jpeg_simple_progression(&c);
 	jpeg_start_compress(&c, TRUE);
+	if (app1)
+		jpeg_write_marker(&c, JPEG_APP0 + 1, (const JOCTET *)app1->p, (unsigned)app1->len);
+	while (c.next_scanline < c.image_height) {
+		JSAMPROW r = (JSAMPROW)(px + (size_t)c.next_scanline * (size_t)w * 3);
+		jpeg_write_scanlines(&c, &r, 1);
+	}
+	jpeg_finish_compress(&c);
+	jpeg_destroy_compress(&c);
+	return out;
+}
+
+/* A real JPEG of w x h, optionally with an Exif APP1 from the writer. */
+static unsigned char *make_jpeg(int w, int h, int with_exif, int progressive, unsigned long *len)
+{
+	unsigned char *px = malloc((size_t)w * (size_t)h * 3), *out;
+	struct strbuf sb = STRBUF_INIT;
+	int y, x;
+
+	for (y = 0; y < h; y++)
+		for (x = 0; x < w * 3; x++)
+			px[(size_t)y * (size_t)w * 3 + (size_t)x] = (unsigned char)(x * 7 + y * 3);
 	if (with_exif) {
 		struct exifw_in in;
-		struct strbuf sb = STRBUF_INIT;
 		memset(&in, 0, sizeof(in));
 		in.make = "FUJIFILM";
 		in.model = "X-T3";
@@ -41,18 +63,10 @@ static unsigned char *make_jpeg(int w, int h, int with_exif, int progressive, un
 		in.focal_num = 35, in.focal_den = 1, in.iso = 160;
 		sb_add(&sb, "Exif\0\0", 6);
 		exifw_build(&in, &sb);
-		jpeg_write_marker(&c, JPEG_APP0 + 1, (const JOCTET *)sb.p, (unsigned)sb.len);
-		sb_free(&sb);
 	}
-	for (y = 0; y < h; y++) {
-		JSAMPROW r = row;
-		for (x = 0; x < w * 3; x++)
-			row[x] = (unsigned char)(x * 7 + y * 3);
-		jpeg_write_scanlines(&c, &r, 1);
-	}
-	jpeg_finish_compress(&c);
-	jpeg_destroy_compress(&c);
-	free(row);
+	out = encode(px, w, h, 75, progressive, with_exif ? &sb : NULL, len);
+	sb_free(&sb);
+	free(px);
 	return out;
 }
 
@@ -200,8 +214,6 @@ static void test_sniff(void)
  * rotated by `turn` quarter turns clockwise, JPEG quality q. */
 static unsigned char *picture(int w, int h, int turn, int q, int seed, unsigned long *len)
 {
-	struct jpeg_compress_struct c;
-	struct jpeg_error_mgr jerr;
 	int sw = turn % 2 ? h : w, sh = turn % 2 ? w : h, x, y;
 	unsigned char *px = malloc((size_t)sw * (size_t)sh * 3), *out = NULL;
 
@@ -223,23 +235,7 @@ static unsigned char *picture(int w, int h, int turn, int q, int seed, unsigned 
 				px[((size_t)y * (size_t)sw + (size_t)x) * 3 + (size_t)k] = (unsigned char)val;
 			}
 		}
-	c.err = jpeg_std_error(&jerr);
-	jpeg_create_compress(&c);
-	*len = 0;
-	jpeg_mem_dest(&c, &out, len);
-	c.image_width = (JDIMENSION)sw;
-	c.image_height = (JDIMENSION)sh;
-	c.input_components = 3;
-	c.in_color_space = JCS_RGB;
-	jpeg_set_defaults(&c);
-	jpeg_set_quality(&c, q, TRUE);
-	jpeg_start_compress(&c, TRUE);
-	while (c.next_scanline < c.image_height) {
-		JSAMPROW r = px + (size_t)c.next_scanline * (size_t)sw * 3;
-		jpeg_write_scanlines(&c, &r, 1);
-	}
-	jpeg_finish_compress(&c);
-	jpeg_destroy_compress(&c);
+	out = encode(px, sw, sh, q, 0, NULL, len);
 	free(px);
 	return out;
 }
