@@ -181,6 +181,7 @@ struct rgroup {
 	const struct plan_group *g;
 	atomic_size_t cursor;
 	atomic_int readers_left;
+	int sequential;             /* one reader, following the plan strictly */
 	atomic_ullong files, bytes; /* actually read */
 	double end;
 };
@@ -314,33 +315,57 @@ static void nomem(struct pipe *P)
 	set_fatal(P, &e);
 }
 
-/* Read one file and queue its bytes: whole when small, else chunk by chunk. */
-static void read_file(struct pipe *P, struct rgroup *g, uint32_t file)
+/* A file opened, possibly ahead of its turn. */
+struct opened {
+	uint32_t file;
+	char *path;
+	struct rd_file *rf;
+	struct rd_info info;
+	int rc;
+	struct sl_err e;
+};
+
+static void open_file(struct pipe *P, uint32_t file, struct opened *o)
 {
+	memset(o, 0, sizeof(*o));
+	o->file = file;
+	o->path = path_of(P, file);
+	if (!o->path) {
+		o->rc = SL_E_NOMEM;
+		SL_FAIL(&o->e, SL_E_NOMEM, 0, "pipeline: out of memory");
+		return;
+	}
+	o->rc = rd_open(o->path, &o->rf, &o->info, &o->e);
+}
+
+/* Read an opened file and queue its bytes: whole when small, else chunk
+ * by chunk.  Takes o's path and handle. */
+static void read_file(struct pipe *P, struct rgroup *g, struct opened *o)
+{
+	uint32_t file = o->file;
 	const struct ft_file *f = &P->ft->files[file];
-	struct rd_file *rf = NULL;
-	struct rd_info info, after;
+	struct rd_file *rf = o->rf;
+	struct rd_info info = o->info, after;
 	struct job *job = NULL;
 	struct tail *tail = NULL;
 	struct sl_err e;
-	char *path = path_of(P, file);
+	char *path = o->path;
 	uint64_t off = 0, size;
-	int seq = 0, rc;
+	int seq = 0, rc = o->rc;
 
 	if (!path) {
 		nomem(P);
 		return;
 	}
-	rc = rd_open(path, &rf, &info, &e);
 	if (rc != SL_OK) {
 		if (sl_code_is_fatal(rc)) {
 			struct sl_err fe;
-			SL_FAIL(&fe, rc, 0, "%s: %s", path, e.msg);
-			fe.sys = e.sys;
+			SL_FAIL(&fe, rc, 0, "%s: %s", path, o->e.msg);
+			fe.sys = o->e.sys;
 			set_fatal(P, &fe);
 			free(path);
 		} else {
-			emit_error(P, file, path, rc, e.msg);
+			emit_error(P, file, path, rc, o->e.msg);
 		}
 		return;
 	}
@@ -423,16 +448,66 @@ oom:
 	nomem(P);
 }
 
+/* How far a sequential reader looks ahead: the next files are opened and
+ * the kernel asked to fetch them (POSIX_FADV_WILLNEED), so the disk always
+ * has the next requests of the plan queued, in order, instead of idling
+ * between one file's last read and the next one's first. */
+#define AHEAD_FILES 16
+#define AHEAD_BYTES ((uint64_t)16 << 20)
+
+static void read_sequential(struct pipe *P, struct rgroup *g)
+{
+	struct opened ring[AHEAD_FILES];
+	size_t head = 0, n = 0, next = 0;
+	uint64_t ahead = 0;
+
+	while (!stopping(P)) {
+		struct opened *o;
+		while (n < AHEAD_FILES && next < g->g->count && (n == 0 || ahead < AHEAD_BYTES)) {
+			o = &ring[(head + n) % AHEAD_FILES];
+			open_file(P, P->pl->seq[g->g->first + next], o);
+			next++;
+			n++;
+			/* big files are streamed with FADV_SEQUENTIAL instead */
+			if (o->rc == SL_OK && o->info.size <= P->whole_max) {
+				rd_advise_willneed(o->rf);
+				ahead += o->info.size;
+			}
+		}
+		if (n == 0)
+			break;
+		o = &ring[head];
+		head = (head + 1) % AHEAD_FILES;
+		n--;
+		if (o->rc == SL_OK && o->info.size <= P->whole_max)
+			ahead -= o->info.size;
+		read_file(P, g, o);
+	}
+	while (n > 0) { /* stopped early: let go of what was opened ahead */
+		struct opened *o = &ring[head];
+		head = (head + 1) % AHEAD_FILES;
+		n--;
+		rd_close(o->rf, P->o->keep_cache);
+		free(o->path);
+	}
+}
+
 static void *reader_main(void *arg)
 {
 	struct rgroup *g = arg;
 	struct pipe *P = g->P;
 
-	while (!stopping(P)) {
-		size_t i = atomic_fetch_add(&g->cursor, 1);
-		if (i >= g->g->count)
-			break;
-		read_file(P, g, P->pl->seq[g->g->first + i]);
+	if (g->sequential) {
+		read_sequential(P, g);
+	} else {
+		while (!stopping(P)) {
+			struct opened o;
+			size_t i = atomic_fetch_add(&g->cursor, 1);
+			if (i >= g->g->count)
+				break;
+			open_file(P, P->pl->seq[g->g->first + i], &o);
+			read_file(P, g, &o);
+		}
 	}
 	reader_exit(P, g);
 	return NULL;
@@ -631,6 +706,7 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 			n = pg->count ? (int)pg->count : 1;
 		P.groups[g].P = &P;
 		P.groups[g].g = pg;
+		P.groups[g].sequential = n == 1;
 		atomic_init(&P.groups[g].cursor, 0);
 		atomic_init(&P.groups[g].files, 0);
 		atomic_init(&P.groups[g].bytes, 0);

@@ -44,6 +44,10 @@ int rd_stat(struct rd_file *f, struct rd_info *info, struct sl_err *err);
 /* Tell the kernel the whole file will be read front to back now. */
 void rd_advise_sequential(struct rd_file *f);
 
+/* Ask the kernel to start fetching the whole file into the page cache, so
+ * the disk queue holds it before it is read. */
+void rd_advise_willneed(struct rd_file *f);
+
 /* Close; unless keep_cache, first drop the file's pages from the page cache
  * when they were not cached before rd_open.  rd_close(NULL) is a no-op. */
 void rd_close(struct rd_file *f, int keep_cache);

@@ -188,6 +188,11 @@ void rd_advise_sequential(struct rd_file *f)
 	posix_fadvise(f->fd, 0, 0, POSIX_FADV_SEQUENTIAL);
 }
 
+void rd_advise_willneed(struct rd_file *f)
+{
+	posix_fadvise(f->fd, 0, 0, POSIX_FADV_WILLNEED);
+}
+
 void rd_close(struct rd_file *f, int keep_cache)
 {
 	if (!f)

@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# Set up and tear down an emulated 7200 rpm disk with a file system on it.
+#
+#   hddsim.sh up NAME FSTYPE SIZE [hddsim options]   ext4 | xfs | btrfs; prints the mount point
+#   hddsim.sh remount NAME       unmount and mount again: a cold cache
+#   hddsim.sh latency NAME on|off
+#   hddsim.sh stats NAME         the emulator's counters
+#   hddsim.sh reset NAME         zero them
+#   hddsim.sh trace NAME FILE|off
+#   hddsim.sh down NAME          unmount, detach, stop, delete (idempotent)
+#
+# The stack: sparse image in /dev/shm -> hddsim (FUSE, direct_io) ->
+# loop device (direct I/O, marked rotational, mq-deadline) -> mkfs -> mount
+# -o noatime.  Latency is off while the file system is made; `up` leaves it
+# on.  State lives in $HDDSIM_DIR (default /tmp/hddsim/NAME).  Needs root.
+set -euo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+bin=${HDDSIM_BIN:-$here/../../build/hddsim}
+base=${HDDSIM_DIR:-/tmp/hddsim}
+
+cmd=${1:?usage: hddsim.sh up|down|remount|latency|stats|reset|trace NAME ...}
+name=${2:?NAME}
+dir=$base/$name
+state() { cat "$dir/$1" 2>/dev/null || true; }
+ctl() { printf '%s\n' "$1" > "$dir/fuse/control"; }
+
+case "$cmd" in
+up)
+  fstype=${3:?FSTYPE}; size=${4:?SIZE}; shift 4
+  [ "$(id -u)" -eq 0 ] || { echo "hddsim.sh: needs root" >&2; exit 2; }
+  [ -x "$bin" ] || { echo "hddsim.sh: no $bin (build first)" >&2; exit 2; }
+  "$0" down "$name" >/dev/null 2>&1 || true
+  mkdir -p "$dir/fuse" "$dir/fs"
+  img=/dev/shm/hddsim-$name.img
+  echo "$img" > "$dir/image"
+  "$bin" --image "$img" --size "$size" --latency off "$@" "$dir/fuse"
+  for _ in $(seq 50); do [ -e "$dir/fuse/disk" ] && break; sleep 0.1; done
+  loop=$(losetup --find --show --direct-io=on "$dir/fuse/disk")
+  echo "$loop" > "$dir/loop"
+  dev=$(basename "$loop")
+  # the loop driver resets these when attaching: set them after
+  echo 1 > "/sys/block/$dev/queue/rotational"
+  echo mq-deadline > "/sys/block/$dev/queue/scheduler" 2>/dev/null || true
+  case "$fstype" in
+    ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$loop" ;;
+    xfs) mkfs.xfs -q -f "$loop" ;;
+    btrfs) mkfs.btrfs -q -f "$loop" >/dev/null ;;
+    *) echo "hddsim.sh: unknown file system $fstype" >&2; exit 2 ;;
+  esac
+  mount -o noatime "$loop" "$dir/fs"
+  ctl "latency on"
+  echo "$dir/fs"
+  ;;
+remount)
+  loop=$(state loop)
+  sync
+  umount "$dir/fs"
+  mount -o noatime "$loop" "$dir/fs"
+  ;;
+latency) ctl "latency ${3:?on|off}" ;;
+reset) ctl reset ;;
+stats) cat "$dir/fuse/control" ;;
+trace)
+  t=${3:?FILE|off}
+  if [ "$t" = off ]; then ctl "trace off"; else ctl "trace $(realpath -m "$t")"; fi
+  ;;
+down)
+  loop=$(state loop)
+  img=$(state image)
+  mountpoint -q "$dir/fs" 2>/dev/null && umount "$dir/fs"
+  [ -n "$loop" ] && losetup -d "$loop" 2>/dev/null || true
+  mountpoint -q "$dir/fuse" 2>/dev/null && { fusermount3 -u "$dir/fuse" 2>/dev/null || umount "$dir/fuse"; }
+  [ -n "$img" ] && rm -f "$img"
+  rm -rf "$dir"
+  ;;
+*) echo "hddsim.sh: unknown command $cmd" >&2; exit 2 ;;
+esac
