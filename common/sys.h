@@ -45,6 +45,15 @@ int sys_default_db_path(struct strbuf *out);
  * dying; a second signal ends the process at once. */
 void sys_on_interrupt(atomic_int *flag);
 
+/* Empty the kernel's caches (page cache, dentries, inodes) after syncing,
+ * for cold-cache measurements.  Needs privileges; returns 0 or an errno
+ * value (EPERM/EACCES when not allowed, ENOSYS where there is no such
+ * thing). */
+int sys_drop_caches(void);
+
+/* Run a shell command line; returns its exit status, or -1. */
+int sys_run(const char *cmdline);
+
 /* Allow as many open descriptors as the hard limit permits; deep trees and
  * parallel readers hold several at once. */
 void sys_raise_fd_limit(void);

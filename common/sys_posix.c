@@ -5,6 +5,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <sched.h>
@@ -150,4 +151,25 @@ int sys_file_id(const char *path, uint64_t *dev, uint64_t *ino)
 	*dev = (uint64_t)st.st_dev;
 	*ino = (uint64_t)st.st_ino;
 	return 0;
+}
+
+int sys_drop_caches(void)
+{
+	int fd, e = 0;
+	sync();
+	fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return errno;
+	if (write(fd, "3\n", 2) != 2)
+		e = errno;
+	close(fd);
+	return e;
+}
+
+int sys_run(const char *cmdline)
+{
+	int st = system(cmdline);
+	if (st == -1 || !WIFEXITED(st))
+		return -1;
+	return WEXITSTATUS(st);
 }

@@ -317,6 +317,7 @@ static void nomem(struct pipe *P)
 
 /* A file opened, possibly ahead of its turn. */
 struct opened {
+	size_t pos;        /* in the plan */
 	uint32_t file;
 	char *path;
 	struct rd_file *rf;
@@ -325,9 +326,11 @@ struct opened {
 	struct sl_err e;
 };
 
-static void open_file(struct pipe *P, uint32_t file, struct opened *o)
+static void open_file(struct pipe *P, size_t pos, struct opened *o)
 {
+	uint32_t file = P->pl->seq[pos];
 	memset(o, 0, sizeof(*o));
+	o->pos = pos;
 	o->file = file;
 	o->path = path_of(P, file);
 	if (!o->path) {
@@ -352,6 +355,7 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o)
 	char *path = o->path;
 	uint64_t off = 0, size;
 	int seq = 0, rc = o->rc;
+	double t_start = sys_now() - P->t0;
 
 	if (!path) {
 		nomem(P);
@@ -432,6 +436,8 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o)
 			break;
 	}
 	atomic_fetch_add(&g->files, 1);
+	if (P->o->on_read)
+		P->o->on_read(P->o->on_read_ctx, o->pos, t_start, sys_now() - P->t0, off);
 	rd_close(rf, P->o->keep_cache);
 	return;
 oom:
@@ -465,7 +471,7 @@ static void read_sequential(struct pipe *P, struct rgroup *g)
 		struct opened *o;
 		while (n < AHEAD_FILES && next < g->g->count && (n == 0 || ahead < AHEAD_BYTES)) {
 			o = &ring[(head + n) % AHEAD_FILES];
-			open_file(P, P->pl->seq[g->g->first + next], o);
+			open_file(P, g->g->first + next, o);
 			next++;
 			n++;
 			/* big files are streamed with FADV_SEQUENTIAL instead */
@@ -505,7 +511,7 @@ static void *reader_main(void *arg)
 			size_t i = atomic_fetch_add(&g->cursor, 1);
 			if (i >= g->g->count)
 				break;
-			open_file(P, P->pl->seq[g->g->first + i], &o);
+			open_file(P, g->g->first + i, &o);
 			read_file(P, g, &o);
 		}
 	}
@@ -586,7 +592,7 @@ static void process(struct pipe *P, struct item *it)
 			pthread_cond_wait(&P->order_cv, &P->order_mu);
 		pthread_mutex_unlock(&P->order_mu);
 	}
-	if (!(it->tail && (it->tail->err_code || it->tail->cancelled))) {
+	if (!P->o->read_only && !(it->tail && (it->tail->err_code || it->tail->cancelled))) {
 		if (it->seq == 0) {
 			job->meta_rc = x_extract(it->buf, it->len, job->info.size, &job->meta, &e);
 			if (job->meta_rc != SL_OK)

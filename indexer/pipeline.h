@@ -55,6 +55,11 @@ struct px_progress {
 };
 typedef void (*px_progress_fn)(void *ctx, const struct px_progress *p);
 
+/* A file was read: plan position, start and end (seconds since the run
+ * began), bytes.  Called from reader threads, once per file: writing to a
+ * slot indexed by `pos` needs no lock. */
+typedef void (*px_read_fn)(void *ctx, size_t pos, double t0, double t1, uint64_t bytes);
+
 struct px_opts {
 	int jobs;            /* extractor threads; 0 = one per CPU */
 	int ssd_readers;     /* readers per group without seek penalty; 0 = 4 */
@@ -62,6 +67,9 @@ struct px_opts {
 	size_t chunk;        /* read size for streamed files; 0 = 4 MiB */
 	int keep_cache;      /* do not drop the pages this scan brought in */
 	int phash;           /* compute perceptual hashes of JPEGs read whole */
+	int read_only;       /* read and discard: no hash, no extraction (bench) */
+	px_read_fn on_read;  /* may be NULL */
+	void *on_read_ctx;
 	atomic_int *cancel;  /* when set: stop starting files, store what is done */
 	px_progress_fn progress;
 	void *progress_ctx;

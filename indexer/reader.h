@@ -48,6 +48,10 @@ void rd_advise_sequential(struct rd_file *f);
  * the disk queue holds it before it is read. */
 void rd_advise_willneed(struct rd_file *f);
 
+/* Drop a file's pages from the page cache (for cold-cache benchmarks).
+ * Returns SL_OK or SL_E_IO. */
+int rd_evict(const char *path, struct sl_err *err);
+
 /* Close; unless keep_cache, first drop the file's pages from the page cache
  * when they were not cached before rd_open.  rd_close(NULL) is a no-op. */
 void rd_close(struct rd_file *f, int keep_cache);

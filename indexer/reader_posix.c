@@ -193,6 +193,16 @@ void rd_advise_willneed(struct rd_file *f)
 	posix_fadvise(f->fd, 0, 0, POSIX_FADV_WILLNEED);
 }
 
+int rd_evict(const char *path, struct sl_err *err)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
+	if (fd < 0)
+		return SL_FAIL(err, SL_E_IO, errno, "open");
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+	return SL_OK;
+}
+
 void rd_close(struct rd_file *f, int keep_cache)
 {
 	if (!f)

@@ -70,5 +70,6 @@ uint64_t cli_random_seed(void);
 int cmd_scan(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_export(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
 
 #endif

@@ -3,7 +3,7 @@
 # Skips apt when everything is already there.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config
-      libjpeg62-turbo-dev libturbojpeg0-dev libsqlite3-dev libxxhash-dev zlib1g-dev
+      libjpeg62-turbo-dev libturbojpeg0-dev libsqlite3-dev libxxhash-dev zlib1g-dev libfuse3-dev fuse3
       python3 xxhash e2fsprogs xfsprogs btrfs-progs util-linux bindfs)
 missing=()
 for p in "${pkgs[@]}"; do

@@ -13,6 +13,7 @@ static const char usage[] =
 	"  scan     index ROOTs into the database (reads every file)\n"
 	"  plan     show the read plan for ROOTs without reading\n"
 	"  export   write the index as JSON lines or CSV\n"
+	"  bench    time cold reads of ROOTs in several orders, side by side\n"
 	"\n"
 	"Every command takes --db PATH (default $XDG_DATA_HOME/seekless/index.db).\n"
 	"'seekless COMMAND --help' describes a command.\n"
@@ -37,6 +38,8 @@ int main(int argc, char **argv)
 				return cmd_plan(2, args);
 			if (strcmp(argv[2], "export") == 0)
 				return cmd_export(2, args);
+			if (strcmp(argv[2], "bench") == 0)
+				return cmd_bench(2, args);
 		}
 		fputs(usage, stdout);
 		return EXIT_OK;
@@ -51,6 +54,8 @@ int main(int argc, char **argv)
 		return cmd_plan(argc - 1, argv + 1);
 	if (strcmp(cmd, "export") == 0)
 		return cmd_export(argc - 1, argv + 1);
+	if (strcmp(cmd, "bench") == 0)
+		return cmd_bench(argc - 1, argv + 1);
 	fprintf(stderr, "seekless: unknown command '%s'\n\n%s", cmd, usage);
 	return EXIT_USAGE;
 }

@@ -1,0 +1,102 @@
+"""The emulated hard disk end to end: hddsim (FUSE) under a loop device
+with ext4, a generated photo tree written with the latency off, then cold
+reads with it on.  seekless bench must find physical order clearly faster
+than fs order, draw the picture and record the runs; the emulator's
+counters must account for the requests."""
+import json
+import os
+import re
+import shutil
+import subprocess
+
+from lib import check, db_rows, done, export, mkcorpus, need_root, regular_files, run, skip, tempdir
+
+need_root()
+HDDSIM = os.environ.get("HDDSIM_BIN")
+SH = os.environ.get("HDDSIM_SH")
+if not HDDSIM or not os.path.exists(HDDSIM):
+    skip("hddsim not built (needs libfuse3-dev)")
+if not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None:
+    skip("no /dev/fuse or fusermount3")
+
+name = "test%d" % os.getpid()
+env = dict(os.environ, HDDSIM_BIN=HDDSIM, HDDSIM_DIR="/tmp/hddsim-test")
+
+
+def sh(*args, capture=False):
+    p = subprocess.run(["bash", SH] + list(args), env=env, capture_output=True, text=True)
+    if p.returncode != 0:
+        print(p.stdout, p.stderr)
+    check(p.returncode == 0, "hddsim.sh %s" % " ".join(args))
+    return p.stdout
+
+
+def stats():
+    out = {}
+    for line in sh("stats", name).splitlines():
+        k, v = line.split(" ", 1)
+        out[k] = v
+    return out
+
+
+try:
+    mnt = sh("up", name, "ext4", "600M").strip().splitlines()[-1]
+    check(os.path.ismount(mnt), "file system mounted at %s" % mnt)
+    loop = open("/tmp/hddsim-test/%s/loop" % name).read().strip()
+    dev = os.path.basename(loop)
+    check(open("/sys/block/%s/queue/rotational" % dev).read().strip() == "1", "rotational")
+    check("[mq-deadline]" in open("/sys/block/%s/queue/scheduler" % dev).read(), "mq-deadline")
+    check(open("/sys/block/%s/loop/dio" % dev).read().strip() == "1", "direct I/O")
+
+    sh("latency", name, "off")
+    root = os.path.join(mnt, "photos")
+    mkcorpus(root, "--files", 300, "--median", "60k", "--seed", 11)
+    files = regular_files(root)
+    sh("remount", name)
+    sh("latency", name, "on")
+    sh("reset", name)
+    check(stats()["requests"] == "0", "counters reset")
+
+    with tempdir("hdd") as work:
+        db = os.path.join(work, "bench.db")
+        svg = os.path.join(work, "head.svg")
+        cold = "bash %s remount %s" % (SH, name)
+        rc, out, err = run("bench", "--orders", "physical,fs", "--runs", "1", "--svg", svg,
+                           "--db", db, "--cold-cmd", cold, root, env=env)
+        check(rc == 0, "bench runs: %s" % err[-500:])
+        walls = dict(re.findall(r"^(physical|fs)\s+([0-9.]+)", out, re.M))
+        print(out)
+        check(set(walls) == {"physical", "fs"}, "table lists both orders")
+        if len(walls) == 2:
+            ratio = float(walls["fs"]) / float(walls["physical"])
+            check(ratio >= 2.5, "physical at least 2.5x faster than fs on the emulated disk: %.2f"
+                  % ratio)
+        st = stats()
+        check(int(st["requests"]) > 300 and float(st["busy_ms"]) > 0, "emulator counted: %s" % st)
+        check(int(st["seeks"]) > 100, "fs order made it seek: %s" % st["seeks"])
+        body = open(svg).read()
+        check(body.count("order physical") == 1 and body.count("order fs") == 1, "two panels")
+        check(body.count("<circle") >= 2 * 290, "a dot per file and order")
+        rows = db_rows(db, "SELECT command, order_requested, status, files FROM scans")
+        check(sorted(rows) == [("bench", "fs", "ok", 300), ("bench", "physical", "ok", 300)],
+              "runs recorded: %s" % rows)
+        devs = db_rows(db, "SELECT device, rotational, order_used FROM scan_devices")
+        check(sorted(devs) == [(dev, 1, "fs"), (dev, 1, "physical")], "devices: %s" % devs)
+
+        # a whole cold scan on the emulated disk: auto picks physical
+        sh("remount", name)
+        sdb = os.path.join(work, "scan.db")
+        rc, out, err = run("scan", "--db", sdb, root)
+        check(rc == 0 and "order physical" in out and "queue/rotational=1" in out,
+              "scan on the emulated disk: %s" % out)
+        check(len(export(sdb)) == len(files), "every file stored")
+
+        # the control file refuses nonsense
+        p = subprocess.run(["sh", "-c", "echo bogus > /tmp/hddsim-test/%s/fuse/control" % name],
+                           capture_output=True)
+        check(p.returncode != 0, "unknown control command refused")
+finally:
+    subprocess.run(["bash", SH, "down", name], env=env)
+    check(not os.path.exists("/tmp/hddsim-test/%s" % name), "torn down")
+
+done()

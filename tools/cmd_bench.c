@@ -1,0 +1,419 @@
+/* seekless bench - read the same files in several orders, cold each time,
+ * and compare.  Only the read phase is timed apart (no extraction, so the
+ * CPU cannot hide the disk); the metadata pass (walk + locate + plan) is
+ * timed too.  Orders take turns from run to run so that none always goes
+ * first, and the medians are reported. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/sys.h"
+#include "db/db.h"
+#include "indexer/pipeline.h"
+#include "indexer/reader.h"
+#include "tools/cli.h"
+
+static const char help[] =
+	"usage: seekless bench [--orders LIST] [--runs N] [--svg FILE] [--db PATH]\n"
+	"                      [--cold-cmd CMD] [--seed N] [--cross-fs] ROOT...\n"
+	"\n"
+	"Read every file below ROOTs once per order and run, with a cold cache each\n"
+	"time, and print per order: read wall time, MB/s, files/s, speedup over fs\n"
+	"order, and the time of the metadata pass (walk + locate + plan).  Medians\n"
+	"over the runs.  Each run is stored in the index's scans table (command\n"
+	"'bench'); no file records are written.\n"
+	"\n"
+	"  --orders LIST   comma-separated, default physical,inode,fs,random\n"
+	"  --runs N        runs per order (default 3)\n"
+	"  --svg FILE      draw, per order, the physical offset read against time\n"
+	"  --db PATH       where the runs are recorded (default index)\n"
+	"  --cold-cmd CMD  run CMD (through sh) before every run, e.g. a remount\n"
+	"  --seed N        seed of the random order (run r uses N + r)\n"
+	"  --cross-fs      descend into file systems mounted below a root\n"
+	"\n"
+	"Cold cache: every file's pages are dropped (POSIX_FADV_DONTNEED); as root\n"
+	"the kernel's caches are dropped too (sync; drop_caches), so the walk is\n"
+	"cold as well.  --cold-cmd adds whatever else your setup needs.\n";
+
+#define MAX_ORDERS 8
+
+struct event {
+	double t0, t1;
+	uint64_t bytes;
+};
+
+struct result {
+	double wall, meta;
+	uint64_t bytes, files;
+};
+
+struct trace {
+	struct event *ev; /* by plan position */
+	uint64_t *phys;   /* disk-absolute offset by plan position, UINT64_MAX if none */
+	size_t n;
+	double wall;
+	int have;
+};
+
+static void on_read(void *ctx, size_t pos, double t0, double t1, uint64_t bytes)
+{
+	struct event *ev = ctx;
+	ev[pos].t0 = t0;
+	ev[pos].t1 = t1;
+	ev[pos].bytes = bytes;
+}
+
+static int count_only(void *ctx, const struct px_record *r, struct sl_err *err)
+{
+	(void)ctx, (void)r, (void)err;
+	return SL_OK;
+}
+
+static int cmp_double(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+	return (x > y) - (x < y);
+}
+
+static double median(double *v, int n)
+{
+	qsort(v, (size_t)n, sizeof(*v), cmp_double);
+	return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+/* Drop every file's pages, then (when allowed) the kernel's caches. */
+static int make_cold(const struct ftab *ft, const char *cold_cmd, int *dropped)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct sl_err e;
+	size_t i;
+
+	for (i = 0; i < ft->nfiles; i++) {
+		if (ft->files[i].flags & FT_FAILED)
+			continue;
+		sb_reset(&path);
+		if (ftab_path(ft, (uint32_t)i, &path) == 0)
+			rd_evict(path.p, &e);
+	}
+	sb_free(&path);
+	*dropped = sys_drop_caches() == 0;
+	if (cold_cmd && sys_run(cold_cmd) != 0) {
+		fprintf(stderr, "seekless bench: --cold-cmd failed: %s\n", cold_cmd);
+		return -1;
+	}
+	return 0;
+}
+
+static void write_svg(FILE *f, const int *orders, int norders, const struct trace *tr)
+{
+	const double W = 900, PH = 200, ML = 70, MR = 20, MT = 30, GAP = 45;
+	double tmax = 0, ymin = -1, ymax = 0;
+	int k;
+
+	for (k = 0; k < norders; k++) {
+		size_t i;
+		if (!tr[k].have)
+			continue;
+		if (tr[k].wall > tmax)
+			tmax = tr[k].wall;
+		for (i = 0; i < tr[k].n; i++) {
+			double y = (double)tr[k].phys[i];
+			if (tr[k].phys[i] == UINT64_MAX)
+				continue;
+			if (y > ymax)
+				ymax = y;
+			if (ymin < 0 || y < ymin)
+				ymin = y;
+		}
+	}
+	if (tmax <= 0)
+		tmax = 1;
+	if (ymin < 0)
+		ymin = 0;
+	if (ymax <= ymin)
+		ymax = ymin + 1;
+	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
+		   "font-family=\"sans-serif\" font-size=\"12\">\n",
+		W, MT + norders * (PH + GAP));
+	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
+	for (k = 0; k < norders; k++) {
+		double top = MT + k * (PH + GAP), pw = W - ML - MR;
+		size_t i;
+		int t;
+		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-weight=\"bold\">order %s: %.2f s "
+			   "(first run; physical offset of each file against the time it arrived)"
+			   "</text>\n",
+			ML, top - 8, plan_order_name(orders[k]), tr[k].wall);
+		fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
+			   "stroke=\"#999\"/>\n",
+			ML, top, pw, PH);
+		for (t = 0; t <= 4; t++) {
+			double x = ML + pw * t / 4, y = top + PH * t / 4;
+			fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%.1f s</text>\n", x,
+				top + PH + 15, tmax * t / 4);
+			fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.2f GB</text>\n",
+				ML - 5, y + 4, (ymin + (ymax - ymin) * (4 - t) / 4) / 1e9);
+		}
+		/* one dot per file: where it lies, when its last byte arrived */
+		fprintf(f, "<g fill=\"#c0392b\">\n");
+		for (i = 0; i < tr[k].n; i++) {
+			const struct event *ev = &tr[k].ev[i];
+			if (tr[k].phys[i] == UINT64_MAX || ev->t1 <= 0)
+				continue;
+			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.3\"/>\n",
+				ML + pw * ev->t1 / tmax,
+				top + PH - PH * ((double)tr[k].phys[i] - ymin) / (ymax - ymin));
+		}
+		fprintf(f, "</g>\n");
+	}
+	fprintf(f, "</svg>\n");
+}
+
+static int parse_orders(const char *list, int *orders, int *n)
+{
+	char buf[256], *save = NULL, *tok;
+	snprintf(buf, sizeof(buf), "%s", list);
+	*n = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save)) {
+		if (*n == MAX_ORDERS || plan_order_parse(tok, &orders[*n]) != 0 ||
+		    orders[*n] == PLAN_AUTO)
+			return -1;
+		(*n)++;
+	}
+	return *n ? 0 : -1;
+}
+
+int cmd_bench(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"orders", required_argument, NULL, 'o'}, {"runs", required_argument, NULL, 'r'},
+		{"svg", required_argument, NULL, 's'},    {"db", required_argument, NULL, 'd'},
+		{"cold-cmd", required_argument, NULL, 'c'}, {"seed", required_argument, NULL, 'S'},
+		{"cross-fs", no_argument, NULL, 'x'},     {"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	static atomic_int cancel;
+	int orders[MAX_ORDERS], norders = 0, runs = 3, cross_fs = 0, c, r, k, rc = SL_OK;
+	const char *svg = NULL, *dbopt = NULL, *cold_cmd = NULL;
+	uint64_t seed = 1, files = 0, bytes = 0;
+	struct result res[MAX_ORDERS][32];
+	struct trace tr[MAX_ORDERS];
+	struct strbuf dbpath = STRBUF_INIT;
+	struct prep base;
+	struct db *db = NULL;
+	struct sl_err e;
+	int dropped = 0, fs_index = -1;
+
+	memset(res, 0, sizeof(res));
+	memset(tr, 0, sizeof(tr));
+	memset(&base, 0, sizeof(base));
+	parse_orders("physical,inode,fs,random", orders, &norders);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (parse_orders(optarg, orders, &norders) != 0) {
+				cli_usage_error("bench", "--orders wants a list of physical, inode, fs, "
+							 "path, random");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'r':
+			runs = atoi(optarg);
+			if (runs < 1 || runs > 32) {
+				cli_usage_error("bench", "--runs wants 1 to 32");
+				return EXIT_USAGE;
+			}
+			break;
+		case 's': svg = optarg; break;
+		case 'd': dbopt = optarg; break;
+		case 'c': cold_cmd = optarg; break;
+		case 'S': seed = strtoull(optarg, NULL, 10); break;
+		case 'x': cross_fs = 1; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind >= argc) {
+		cli_usage_error("bench", "no ROOT given");
+		return EXIT_USAGE;
+	}
+	rc = cli_roots("bench", argv + optind, argc - optind, &base);
+	if (rc != SL_OK) {
+		cli_prep_free(&base);
+		return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
+	}
+	if (cli_db_path(dbopt, &dbpath) != 0) {
+		cli_usage_error("bench", "no --db given and no home directory for the default");
+		cli_prep_free(&base);
+		return EXIT_USAGE;
+	}
+	sys_raise_fd_limit();
+	sys_on_interrupt(&cancel);
+	rc = db_open(dbpath.p, 1, &db, &e);
+	/* one warm walk to learn which files to make cold */
+	if (rc == SL_OK)
+		rc = cli_prepare(&base, cross_fs, dbpath.p, &cancel, &e);
+	if (rc != SL_OK) {
+		cli_error("bench", &e);
+		goto out;
+	}
+	for (k = 0; k < norders; k++)
+		if (orders[k] == PLAN_FS)
+			fs_index = k;
+
+	for (r = 0; r < runs && rc == SL_OK; r++) {
+		for (k = 0; k < norders && rc == SL_OK; k++) {
+			int oi = (k + r) % norders, order = orders[oi];
+			struct prep p;
+			struct plan pl;
+			struct px_opts po;
+			struct px_stats st;
+			struct event *ev = NULL;
+			struct db_scan_end end;
+			double t;
+			size_t g, i;
+
+			memset(&p, 0, sizeof(p));
+			memset(&pl, 0, sizeof(pl));
+			memset(&po, 0, sizeof(po));
+			memset(&st, 0, sizeof(st));
+			if (make_cold(&base.ft, cold_cmd, &dropped) != 0) {
+				rc = SL_E_RESOURCE;
+				break;
+			}
+			p.roots = base.roots; /* borrowed */
+			p.nroots = base.nroots;
+			t = sys_now();
+			rc = cli_prepare(&p, cross_fs, dbpath.p, &cancel, &e);
+			if (rc == SL_OK)
+				rc = plan_build(&p.ft, p.devs, order, seed + (uint64_t)r, &pl, &e);
+			res[oi][r].meta = sys_now() - t;
+			if (rc == SL_OK) {
+				ev = calloc(pl.n ? pl.n : 1, sizeof(*ev));
+				po.read_only = 1;
+				po.on_read = on_read;
+				po.on_read_ctx = ev;
+				po.cancel = &cancel;
+				rc = db_scan_begin(db, "bench", plan_order_name(order),
+						   (const char *const *)p.roots, p.nroots, 0, &e);
+				if (rc == SL_OK && ev)
+					rc = px_run(&p.ft, &pl, &po, count_only, NULL, &st, &e);
+			}
+			if (rc == SL_OK) {
+				res[oi][r].wall = st.read_s;
+				res[oi][r].bytes = st.bytes;
+				res[oi][r].files = st.files;
+				files = st.files;
+				bytes = st.bytes;
+				for (g = 0; g < pl.ngroups; g++) {
+					struct db_device_row row;
+					char fs[512];
+					cli_group_fs(&p, &pl, g, fs, sizeof(fs));
+					memset(&row, 0, sizeof(row));
+					row.device = pl.groups[g].name;
+					row.fstype = fs;
+					row.rotational = pl.groups[g].rotational;
+					row.extents = pl.groups[g].extents;
+					row.order = plan_order_name(pl.groups[g].order);
+					row.reason = pl.groups[g].reason;
+					row.files = st.groups[g].files;
+					row.bytes = st.groups[g].bytes;
+					row.read_s = st.groups[g].read_s;
+					db_scan_device(db, &row, &e);
+				}
+				memset(&end, 0, sizeof(end));
+				end.status = "ok";
+				end.files = st.files;
+				end.bytes = st.bytes;
+				end.walk_s = p.walk_s;
+				end.locate_s = p.locate_s;
+				end.read_s = st.read_s;
+				end.wall_s = res[oi][r].meta + st.read_s;
+				rc = db_scan_end(db, &end, &e);
+				if (r == 0 && !tr[oi].have && ev) {
+					tr[oi].ev = ev;
+					ev = NULL;
+					tr[oi].n = pl.n;
+					tr[oi].wall = st.read_s;
+					tr[oi].phys = malloc((pl.n ? pl.n : 1) * sizeof(uint64_t));
+					for (i = 0; tr[oi].phys && i < pl.n; i++) {
+						const struct ft_file *f = &p.ft.files[pl.seq[i]];
+						tr[oi].phys[i] = f->flags & FT_LOCATED
+							? p.devs[f->dev].part_start + f->phys : UINT64_MAX;
+					}
+					tr[oi].have = tr[oi].phys != NULL;
+				}
+				fprintf(stderr, "run %d  %-9s read %7.2f s  metadata %5.2f s\n", r + 1,
+					plan_order_name(order), st.read_s, res[oi][r].meta);
+			} else {
+				cli_error("bench", &e);
+			}
+			free(ev);
+			px_stats_free(&st);
+			plan_free(&pl);
+			p.roots = NULL; /* borrowed */
+			p.nroots = 0;
+			cli_prep_free(&p);
+		}
+	}
+	if (rc == SL_OK) {
+		double fs_wall = 0;
+		char b[32];
+		if (fs_index >= 0) {
+			double v[32];
+			for (r = 0; r < runs; r++)
+				v[r] = res[fs_index][r].wall;
+			fs_wall = median(v, runs);
+		}
+		cli_fmt_bytes(bytes, b, sizeof(b));
+		printf("seekless bench: %" PRIu64 " files, %s; median of %d cold run%s per order "
+		       "(%s)\n",
+		       files, b, runs, runs > 1 ? "s" : "",
+		       dropped ? "pages dropped per file and kernel caches dropped"
+			       : "pages dropped per file; not root, so kernel caches kept");
+		printf("%-10s %9s %9s %9s %9s %11s\n", "order", "wall s", "MB/s", "files/s",
+		       "speedup", "metadata s");
+		for (k = 0; k < norders; k++) {
+			double w[32], m[32], wall, meta;
+			for (r = 0; r < runs; r++) {
+				w[r] = res[k][r].wall;
+				m[r] = res[k][r].meta;
+			}
+			wall = median(w, runs);
+			meta = median(m, runs);
+			printf("%-10s %9.2f %9.1f %9.0f ", plan_order_name(orders[k]), wall,
+			       wall > 0 ? (double)bytes / 1e6 / wall : 0, wall > 0 ? (double)files / wall : 0);
+			if (fs_wall > 0 && wall > 0)
+				printf("%8.2fx", fs_wall / wall);
+			else
+				printf("%9s", "-");
+			printf(" %11.2f\n", meta);
+		}
+		if (svg) {
+			FILE *f = fopen(svg, "w");
+			if (!f) {
+				fprintf(stderr, "seekless bench: cannot write %s\n", svg);
+				rc = SL_E_IO;
+			} else {
+				write_svg(f, orders, norders, tr);
+				if (fclose(f) != 0)
+					rc = SL_E_IO;
+				else
+					printf("picture: %s\n", svg);
+			}
+		}
+	}
+out:
+	for (k = 0; k < MAX_ORDERS; k++) {
+		free(tr[k].ev);
+		free(tr[k].phys);
+	}
+	cli_prep_free(&base);
+	db_close(db);
+	sb_free(&dbpath);
+	return rc == SL_OK ? EXIT_OK : EXIT_FATAL;
+}
