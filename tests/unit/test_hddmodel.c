@@ -59,18 +59,33 @@ static void test_service(void)
 {
 	struct hdd_params p;
 	struct hdd_model m;
-	double t, seq, far;
+	double t, seq, far, rate;
 	int i;
 
 	hdd_defaults(&p);
 	hdd_init(&m, &p);
-	/* the first request positions; the next, contiguous one only transfers */
+	rate = hdd_rate(&m, 0);
+	/* the first request positions the head */
 	t = hdd_service(&m, 4096, 150000, 0);
-	CHECK(t >= p.overhead_ms);
-	seq = hdd_service(&m, 4096 + 150000, 150000, 100);
-	CHECK(near(seq, 150000 / hdd_rate(&m, hdd_track(&m, 154096)), 1e-9));
-	CHECK_INT(m.requests, 2);
-	CHECK_INT(m.seeks, 0); /* same track: no seek, only the rotational wait */
+	CHECK(t >= p.overhead_ms + 150000 / rate);
+	CHECK_INT(m.hits, 0);
+	/* the next file, asked for at once: no seek, no rotation, just the
+	 * time for the head to read it */
+	seq = hdd_service(&m, 4096 + 150000, 150000, t);
+	CHECK(near(seq, 150000 / rate + 150000 / (p.iface_mbs * 1e3), 1e-6));
+	CHECK_INT(m.seeks, 0);
+	CHECK_INT(m.hits, 1);
+	/* asked for later, it is already in the drive's cache */
+	seq = hdd_service(&m, 4096 + 300000, 100000, t + seq + 50);
+	CHECK(near(seq, 100000 / (p.iface_mbs * 1e3), 1e-9));
+	/* nearby but not contiguous (a directory block 24 KiB on): still
+	 * streamed, no revolution lost */
+	seq = hdd_service(&m, 4096 + 400000 + 24576, 4096, t + 60);
+	CHECK(seq < 1.0);
+	/* beyond the read-ahead window: a mechanical access again */
+	seq = hdd_service(&m, 4096 + 400000 + 24576 + 4096 + p.readahead + 8192, 4096, t + 70);
+	CHECK(seq >= p.overhead_ms);
+	CHECK_INT(m.requests, 5);
 	/* a far request pays a long seek plus at most one revolution */
 	far = hdd_service(&m, 400000000000ull, 4096, 200);
 	CHECK(far > hdd_seek_ms(&m, m.tracks * 0.39));
@@ -91,6 +106,27 @@ static void test_service(void)
 	hdd_reset_counters(&m);
 	CHECK_INT(m.requests, 0);
 	CHECK(m.busy_ms == 0);
+
+	/* without read-ahead only exactly contiguous requests stream */
+	p.readahead = 0;
+	hdd_init(&m, &p);
+	t = hdd_service(&m, 0, 4096, 0);
+	seq = hdd_service(&m, 4096, 4096, t + 20);
+	CHECK(seq < 0.1);
+	seq = hdd_service(&m, 4096 * 4, 4096, t + 40); /* a gap: the platter went by */
+	CHECK(seq >= p.overhead_ms);
+	/* and the cache forgets what is more than `cache` bytes back */
+	p.readahead = 1u << 20;
+	p.cache = 1u << 20;
+	hdd_init(&m, &p);
+	t = 0;
+	for (i = 0; i < 64; i++)
+		t += hdd_service(&m, (uint64_t)i << 17, 1u << 17, t);
+	CHECK_INT(m.seeks + (m.requests - m.hits), 1);
+	seq = hdd_service(&m, (63u << 17), 4096, t + 10); /* just read: there */
+	CHECK(seq < 0.1);
+	seq = hdd_service(&m, 0, 4096, t + 20); /* 8 MiB back: gone */
+	CHECK(seq >= p.overhead_ms);
 }
 
 static void test_elevator(void)

@@ -137,10 +137,11 @@ static int render_stats(char *buf, size_t cap)
 	pthread_mutex_lock(&G.mu);
 	n = snprintf(buf, cap,
 		     "latency %s\nrequests %llu\nbytes %llu\nseeks %llu\nseek_tracks %.0f\n"
-		     "busy_ms %.3f\ndepth %d\n",
+		     "cache_hits %llu\nbusy_ms %.3f\ndepth %d\n",
 		     G.latency ? "on" : "off", (unsigned long long)G.model.requests,
 		     (unsigned long long)G.model.bytes, (unsigned long long)G.model.seeks,
-		     G.model.seek_tracks, G.model.busy_ms, G.model.p.depth);
+		     G.model.seek_tracks, (unsigned long long)G.model.hits, G.model.busy_ms,
+		     G.model.p.depth);
 	pthread_mutex_unlock(&G.mu);
 	return n;
 }
@@ -308,6 +309,7 @@ static const char usage[] =
 	"  --rpm 7200  --t2t 1.0  --avg 8.5  --full 18  (seek times, ms)\n"
 	"  --outer 210  --inner 100  (MB/s on the outer and inner track)\n"
 	"  --overhead 0.1  (ms per command)  --depth 32  (command queue)\n"
+	"  --readahead 1M  --cache 8M  (drive read-ahead and cache)  --iface 550  (MB/s)\n"
 	"  --capacity 1T  (modelled disk)  --base 0  (where the image starts on it)\n";
 
 static int parse_size(const char *s, uint64_t *out)
@@ -337,7 +339,9 @@ int main(int argc, char **argv)
 		{"full", required_argument, NULL, 'f'},    {"outer", required_argument, NULL, 'o'},
 		{"inner", required_argument, NULL, 'n'},   {"overhead", required_argument, NULL, 'v'},
 		{"depth", required_argument, NULL, 'd'},   {"capacity", required_argument, NULL, 'c'},
-		{"base", required_argument, NULL, 'b'},    {"help", no_argument, NULL, 'h'},
+		{"base", required_argument, NULL, 'b'},    {"readahead", required_argument, NULL, 'R'},
+		{"cache", required_argument, NULL, 'C'},   {"iface", required_argument, NULL, 'I'},
+		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct hdd_params p;
@@ -371,6 +375,15 @@ int main(int argc, char **argv)
 			if (parse_size(optarg, &p.base) != 0)
 				goto bad;
 			break;
+		case 'R':
+			if (parse_size(optarg, &p.readahead) != 0)
+				goto bad;
+			break;
+		case 'C':
+			if (parse_size(optarg, &p.cache) != 0)
+				goto bad;
+			break;
+		case 'I': p.iface_mbs = atof(optarg); break;
 		case 'h': fputs(usage, stdout); return 0;
 		default: goto bad;
 		}

@@ -13,6 +13,9 @@ void hdd_defaults(struct hdd_params *p)
 	p->outer_mbs = 210;
 	p->inner_mbs = 100;
 	p->overhead_ms = 0.1;
+	p->iface_mbs = 550;
+	p->readahead = 1u << 20;
+	p->cache = 8u << 20;
 	p->capacity = 1000000000000ull;
 	p->base = 0;
 	p->depth = 32;
@@ -26,7 +29,7 @@ int hdd_init(struct hdd_model *m, const struct hdd_params *p)
 	m->p = *p;
 	if (p->rpm <= 0 || p->outer_mbs <= 0 || p->inner_mbs <= 0 || p->inner_mbs > p->outer_mbs ||
 	    p->capacity == 0 || p->t2t_ms < 0 || p->avg_ms < p->t2t_ms || p->full_ms < p->avg_ms ||
-	    p->depth < 1)
+	    p->depth < 1 || p->iface_mbs <= 0)
 		return -1;
 	m->rev_ms = 60000.0 / p->rpm;
 	ro = p->outer_mbs * 1e3; /* bytes per ms */
@@ -70,11 +73,38 @@ double hdd_seek_ms(const struct hdd_model *m, double d)
 	return m->p.t2t_ms + m->a * (d - 1) + m->b * sqrt(d - 1);
 }
 
+/* Where the read-ahead has got to at time t. */
+static uint64_t streamed_to(const struct hdd_model *m, double t)
+{
+	double moved = t > m->head_ms ? (t - m->head_ms) * m->run_rate : 0;
+	uint64_t at = m->head_off + (uint64_t)moved;
+	return at < m->stop_off ? at : m->stop_off;
+}
+
 double hdd_service(struct hdd_model *m, uint64_t offset, uint64_t len, double now_ms)
 {
+	uint64_t end = offset + len;
 	double track = hdd_track(m, offset), t = 0;
 
-	if (offset != m->next_seq) {
+	if (m->run && offset >= m->run_start && offset <= m->stop_off) {
+		/* in the read-ahead window: wait for the head if it is not there
+		 * yet, then hand the bytes over from the cache */
+		uint64_t at = streamed_to(m, now_ms);
+		double ready = now_ms;
+		if (end > at)
+			ready = now_ms + (double)(end - at) / m->run_rate;
+		t = ready - now_ms + (double)len / (m->p.iface_mbs * 1e3);
+		if (end > at) {
+			m->head_off = end;
+			m->head_ms = ready;
+		} else {
+			m->head_off = at;
+			m->head_ms = now_ms;
+		}
+		if (end + m->p.readahead > m->stop_off)
+			m->stop_off = end + m->p.readahead;
+		m->hits++;
+	} else {
 		double dist = fabs(floor(track) - floor(m->head_track));
 		double arrive, angle_now, angle_target, wait;
 		t = m->p.overhead_ms + hdd_seek_ms(m, dist);
@@ -86,14 +116,24 @@ double hdd_service(struct hdd_model *m, uint64_t offset, uint64_t len, double no
 		if (wait < 0)
 			wait += 1;
 		t += wait * m->rev_ms;
+		t += (double)len / hdd_rate(m, track);
 		if (dist >= 1) {
 			m->seeks++;
 			m->seek_tracks += dist;
 		}
+		/* a new run starts: the head reads on from here */
+		m->run = 1;
+		m->run_start = offset;
+		m->head_off = end;
+		m->head_ms = now_ms + t;
+		m->run_rate = hdd_rate(m, track);
+		m->stop_off = end + m->p.readahead;
 	}
-	t += (double)len / hdd_rate(m, track);
-	m->head_track = hdd_track(m, offset + len);
-	m->next_seq = offset + len;
+	/* the cache keeps only the last `cache` bytes of the run */
+	if (m->head_off > m->p.cache && m->run_start < m->head_off - m->p.cache)
+		m->run_start = m->head_off - m->p.cache;
+	m->head_track = hdd_track(m, end);
+	m->next_seq = end;
 	m->requests++;
 	m->bytes += len;
 	m->busy_ms += t;
@@ -116,6 +156,6 @@ int hdd_pick(const struct hdd_model *m, const uint64_t *offsets, int n)
 
 void hdd_reset_counters(struct hdd_model *m)
 {
-	m->requests = m->seeks = m->bytes = 0;
+	m->requests = m->seeks = m->bytes = m->hits = 0;
 	m->seek_tracks = m->busy_ms = 0;
 }

@@ -10,10 +10,16 @@
  * target's (seek(d) = T + a(d-1) + b*sqrt(d-1), fitted to track-to-track,
  * average (at N/3) and full-stroke times), the rotational wait until the
  * target angle passes under the head (the platter turns with real time),
- * and the transfer at that track's rate.  A request that starts where the
- * previous one ended pays the transfer only (the drive's read-ahead is
- * already there).  Pending requests, up to the queue depth, are served in
- * elevator (C-LOOK) order, as NCQ would.
+ * and the transfer at that track's rate.
+ *
+ * Like a real drive, after a mechanical access the head keeps reading ahead
+ * into the drive's cache, up to `readahead` bytes past the last request,
+ * and the cache keeps the last `cache` bytes of that run.  A request inside
+ * that window costs no seek and no rotation: only the wait for the head to
+ * get there (if it has not yet) and the interface transfer.  So sequential
+ * and nearly sequential requests stream, as on a disk; with readahead 0 only
+ * exactly contiguous requests do.  Pending requests, up to the queue depth,
+ * are served in elevator (C-LOOK) order, as NCQ would.
  *
  * Times are in milliseconds.  Not thread-safe: the emulator calls it from
  * its one disk thread.
@@ -30,7 +36,10 @@ struct hdd_params {
 	double full_ms;     /* full-stroke seek, 18 */
 	double outer_mbs;   /* MB/s (1e6 bytes) on the outer track, 210 */
 	double inner_mbs;   /* on the inner track, 100 */
-	double overhead_ms; /* per command, 0.1 */
+	double overhead_ms; /* per positioned command, 0.1 */
+	double iface_mbs;   /* interface rate for data already in the cache, 550 */
+	uint64_t readahead; /* bytes read ahead past a request, 1 MiB */
+	uint64_t cache;     /* bytes of the current run kept, 8 MiB */
 	uint64_t capacity;  /* bytes of the modelled disk, 1e12 */
 	uint64_t base;      /* where the image starts on it, 0 = outer edge */
 	int depth;          /* command queue depth, 32 */
@@ -44,8 +53,14 @@ struct hdd_model {
 	/* head */
 	double head_track;
 	uint64_t next_seq;  /* byte after the last request; UINT64_MAX at start */
+	/* the run being streamed into the cache: the head was at head_off at
+	 * head_ms, moving on at run_rate until stop_off; the cache holds
+	 * [run_start, where the head has got to) */
+	int run;
+	uint64_t run_start, head_off, stop_off;
+	double head_ms, run_rate;
 	/* counters */
-	uint64_t requests, seeks, bytes;
+	uint64_t requests, seeks, bytes, hits;
 	double seek_tracks, busy_ms;
 };
 
@@ -65,7 +80,8 @@ double hdd_seek_ms(const struct hdd_model *m, double d);
 double hdd_rate(const struct hdd_model *m, double track);
 
 /* Serve [offset, offset+len) starting at model time now_ms: returns the
- * service time and moves the head; counts the request. */
+ * service time and moves the head; counts the request.  hits counts those
+ * served from the read-ahead window. */
 double hdd_service(struct hdd_model *m, uint64_t offset, uint64_t len, double now_ms);
 
 /* Index of the request to serve next among n pending offsets: the nearest
