@@ -23,7 +23,7 @@ echo "tree: $root, $files files, $bytes bytes; $runs runs; $(nproc) CPUs"
 cold() { sync; echo 3 > /proc/sys/vm/drop_caches; }
 timed() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1 || true; t1=$(date +%s.%N)
           echo "$t1 - $t0" | bc -l; }
-scan() { rm -f "$db" "$db-wal" "$db-shm"; "$bin" scan --quiet --db "$db" --order "$1" "$root"; }
+scan() { rm -f "$db" "$db-wal" "$db-shm"; "$bin" scan --quiet --db "$db" --order "$@" "$root"; }
 tarcat() { tar cf - "$root" | cat >/dev/null; }
 # plain cat of the same files in FIEMAP order, the list made beforehand
 list=/dev/shm/seekless-bench-$$.list
@@ -33,6 +33,7 @@ catphys() { xargs -0 cat <"$list" >/dev/null; }
 
 cmds=()
 for o in $orders; do cmds+=("scan $o"); done
+[ -n "${NOPHASH:-}" ] && for o in $orders; do cmds+=("scan $o --no-phash"); done
 cmds+=("tarcat" "catphys")
 declare -A results
 for ((r = 0; r < runs; r++)); do
