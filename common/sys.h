@@ -51,6 +51,15 @@ void sys_on_interrupt(atomic_int *flag);
  * thing). */
 int sys_drop_caches(void);
 
+/* Lock file at path (created 0600): exclusive, not waiting, released when
+ * the process ends however it ends.  Returns 0 (*handle set; our pid is
+ * written in the file), EWOULDBLOCK (*holder = the pid written by the
+ * process that holds it, 0 if unknown), or another errno value. */
+int sys_lock(const char *path, void **handle, long *holder);
+void sys_unlock(void *handle);
+
+long sys_pid(void);
+
 /* Run a shell command line; returns its exit status, or -1. */
 int sys_run(const char *cmdline);
 

@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <string.h>
+#include <sys/file.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -172,4 +173,58 @@ int sys_run(const char *cmdline)
 	if (st == -1 || !WIFEXITED(st))
 		return -1;
 	return WEXITSTATUS(st);
+}
+
+struct lock {
+	int fd;
+};
+
+int sys_lock(const char *path, void **handle, long *holder)
+{
+	struct lock *l;
+	char buf[32];
+	int fd, e;
+
+	*handle = NULL;
+	*holder = 0;
+	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	if (fd < 0)
+		return errno;
+	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
+		ssize_t n;
+		e = errno;
+		n = pread(fd, buf, sizeof(buf) - 1, 0);
+		if (n > 0) {
+			buf[n] = '\0';
+			*holder = strtol(buf, NULL, 10);
+		}
+		close(fd);
+		return e == EWOULDBLOCK || e == EAGAIN ? EWOULDBLOCK : e;
+	}
+	l = malloc(sizeof(*l));
+	if (!l) {
+		close(fd);
+		return ENOMEM;
+	}
+	snprintf(buf, sizeof(buf), "%ld\n", (long)getpid());
+	if (ftruncate(fd, 0) != 0 || pwrite(fd, buf, strlen(buf), 0) < 0) {
+		/* the lock holds even if the pid could not be written */
+	}
+	l->fd = fd;
+	*handle = l;
+	return 0;
+}
+
+void sys_unlock(void *handle)
+{
+	struct lock *l = handle;
+	if (!l)
+		return;
+	close(l->fd); /* releases the flock */
+	free(l);
+}
+
+long sys_pid(void)
+{
+	return (long)getpid();
 }

@@ -3,8 +3,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <errno.h>
+
 #include "common/strbuf.h"
 #include "common/sys.h"
+#include "scanner/device.h"
 
 #define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%SZ','now')"
 
@@ -77,12 +80,90 @@ void db_close(struct db *db)
 {
 	if (!db)
 		return;
+	sys_unlock(db->lock);
+	free(db->fs_ids);
 	if (db->in_txn)
 		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_finalize(db->put);
+	sqlite3_finalize(db->relink_st);
+	free(db->relink);
 	sqlite3_close(db->h);
 	free(db->path);
 	free(db);
+}
+
+int db_lock(struct db *db, struct sl_err *err)
+{
+	struct strbuf lp = STRBUF_INIT;
+	long holder = 0;
+	int e;
+
+	sb_addf(&lp, "%s.lock", db->path);
+	if (lp.oom)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "database: out of memory");
+	e = sys_lock(lp.p, &db->lock, &holder);
+	if (e == EWOULDBLOCK) {
+		SL_FAIL(err, SL_E_RESOURCE, 0,
+			"another seekless (pid %ld) is scanning the index %s; wait for it to finish "
+			"or stop it",
+			holder, db->path);
+		sb_free(&lp);
+		return SL_E_RESOURCE;
+	}
+	if (e) {
+		SL_FAIL(err, SL_E_DB, e, "database: cannot lock '%s'", lp.p);
+		sb_free(&lp);
+		return SL_E_DB;
+	}
+	sb_free(&lp);
+	/* holding the lock, any scan still 'running' was killed */
+	return exec(db,
+		    "UPDATE scans SET status='interrupted', finished_at=" NOW_SQL ","
+		    " message='the process ended without finishing (killed?)'"
+		    " WHERE status='running'",
+		    err);
+}
+
+int db_map_fs(struct db *db, const struct dev_info *devs, size_t n, struct sl_err *err)
+{
+	sqlite3_stmt *ins = NULL, *get = NULL;
+	size_t i;
+	int rc = SL_OK;
+
+	free(db->fs_ids);
+	db->fs_ids = calloc(n ? n : 1, sizeof(*db->fs_ids));
+	db->nfs = n;
+	if (!db->fs_ids)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "database: out of memory");
+	if (sqlite3_prepare_v2(db->h,
+			       "INSERT INTO filesystems(ident, fstype, mount, last_scan) VALUES(?1,?2,?3,?4)"
+			       " ON CONFLICT(ident) DO UPDATE SET fstype=excluded.fstype,"
+			       " mount=excluded.mount, last_scan=excluded.last_scan",
+			       -1, &ins, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db->h, "SELECT id FROM filesystems WHERE ident=?1", -1, &get, NULL) !=
+		    SQLITE_OK) {
+		rc = DB_FAIL(db->h, err, "prepare file system rows");
+		goto out;
+	}
+	for (i = 0; i < n && rc == SL_OK; i++) {
+		sqlite3_reset(ins);
+		sqlite3_bind_text(ins, 1, devs[i].fs_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 2, devs[i].fstype, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 3, devs[i].mount, -1, SQLITE_STATIC);
+		sqlite3_bind_int64(ins, 4, db->scan_id);
+		if (sqlite3_step(ins) != SQLITE_DONE) {
+			rc = DB_FAIL(db->h, err, "store file system");
+			break;
+		}
+		sqlite3_reset(get);
+		sqlite3_bind_text(get, 1, devs[i].fs_id, -1, SQLITE_STATIC);
+		if (sqlite3_step(get) == SQLITE_ROW)
+			db->fs_ids[i] = sqlite3_column_int64(get, 0);
+	}
+out:
+	sqlite3_finalize(ins);
+	sqlite3_finalize(get);
+	return rc;
 }
 
 int db_user_version(struct db *db, int *version, struct sl_err *err)
@@ -132,7 +213,7 @@ int db_scan_begin(struct db *db, const char *command, const char *order,
 	}
 	if (sqlite3_prepare_v2(db->h,
 			       "INSERT INTO scans(started_at, status, command, order_requested, roots,"
-			       " jobs, version) VALUES(" NOW_SQL ", 'running', ?1, ?2, ?3, ?4, ?5)",
+			       " jobs, version, pid) VALUES(" NOW_SQL ", 'running', ?1, ?2, ?3, ?4, ?5, ?6)",
 			       -1, &st, NULL) != SQLITE_OK) {
 		sb_free(&js);
 		return DB_FAIL(db->h, err, "prepare scan row");
@@ -142,6 +223,7 @@ int db_scan_begin(struct db *db, const char *command, const char *order,
 	sqlite3_bind_text(st, 3, js.p, (int)js.len, SQLITE_STATIC);
 	sqlite3_bind_int(st, 4, jobs);
 	sqlite3_bind_text(st, 5, SEEKLESS_VERSION, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 6, sys_pid());
 	rc = run(db, st, "insert scan row", err);
 	sb_free(&js);
 	if (rc == SL_OK)
@@ -183,7 +265,8 @@ int db_scan_end(struct db *db, const struct db_scan_end *e, struct sl_err *err)
 	if (sqlite3_prepare_v2(db->h,
 			       "UPDATE scans SET finished_at=" NOW_SQL ", status=?2, files=?3, bytes=?4,"
 			       " errors=?5, walk_s=?6, locate_s=?7, read_s=?8, extract_s=?9,"
-			       " store_s=?10, wall_s=?11, message=?12 WHERE id=?1",
+			       " store_s=?10, wall_s=?11, message=?12, unchanged=?13, changed=?14,"
+			       " added=?15, moved=?16, deleted=?17 WHERE id=?1",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare scan end");
 	sqlite3_bind_int64(st, 1, db->scan_id);
@@ -199,52 +282,30 @@ int db_scan_end(struct db *db, const struct db_scan_end *e, struct sl_err *err)
 	sqlite3_bind_double(st, 11, e->wall_s);
 	if (e->message)
 		sqlite3_bind_text(st, 12, e->message, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 13, (sqlite3_int64)e->unchanged);
+	sqlite3_bind_int64(st, 14, (sqlite3_int64)e->changed);
+	sqlite3_bind_int64(st, 15, (sqlite3_int64)e->added);
+	sqlite3_bind_int64(st, 16, (sqlite3_int64)e->moved);
+	sqlite3_bind_int64(st, 17, (sqlite3_int64)e->deleted);
 	return run(db, st, "finish scan row", err);
 }
 
-int db_mark_missing(struct db *db, const char *root, uint64_t *count, struct sl_err *err)
+int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err)
 {
-	struct strbuf lo = STRBUF_INIT, hi = STRBUF_INIT;
 	sqlite3_stmt *st = NULL;
-	size_t n = strlen(root);
+	char cutoff[32];
 	int rc;
 
 	*count = 0;
-	if ((rc = db_commit(db, err)) != SL_OK)
-		return rc;
-	/* Below root: paths between "root/" and "root0" ('0' follows '/'). */
-	while (n > 1 && root[n - 1] == '/')
-		n--;
-	sb_add(&lo, root, n);
-	sb_add(&hi, root, n);
-	if (!(n == 1 && root[0] == '/')) {
-		sb_addc(&lo, '/');
-		sb_addc(&hi, '0');
-	} else {
-		sb_reset(&hi);
-		sb_addc(&hi, '0');
-	}
-	if (lo.oom || hi.oom) {
-		rc = SL_FAIL(err, SL_E_NOMEM, 0, "database: out of memory");
-		goto out;
-	}
+	snprintf(cutoff, sizeof(cutoff), "-%ld days", days);
 	if (sqlite3_prepare_v2(db->h,
-			       "UPDATE files SET deleted_at=" NOW_SQL
-			       " WHERE deleted_at IS NULL AND last_scan < ?1"
-			       " AND (path = ?2 OR (path >= ?3 AND path < ?4))",
-			       -1, &st, NULL) != SQLITE_OK) {
-		rc = DB_FAIL(db->h, err, "prepare missing-file update");
-		goto out;
-	}
-	sqlite3_bind_int64(st, 1, db->scan_id);
-	sqlite3_bind_text(st, 2, root, (int)n, SQLITE_STATIC);
-	sqlite3_bind_text(st, 3, lo.p, (int)lo.len, SQLITE_STATIC);
-	sqlite3_bind_text(st, 4, hi.p, (int)hi.len, SQLITE_STATIC);
-	rc = run(db, st, "mark missing files", err);
+			       "DELETE FROM files WHERE deleted_at IS NOT NULL"
+			       " AND deleted_at <= strftime('%Y-%m-%dT%H:%M:%SZ','now', ?1)",
+			       -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare purge");
+	sqlite3_bind_text(st, 1, cutoff, -1, SQLITE_STATIC);
+	rc = run(db, st, "purge", err);
 	if (rc == SL_OK)
 		*count = (uint64_t)sqlite3_changes(db->h);
-out:
-	sb_free(&lo);
-	sb_free(&hi);
 	return rc;
 }

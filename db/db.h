@@ -17,11 +17,20 @@
 #include "common/err.h"
 #include "indexer/pipeline.h"
 
-#define DB_SCHEMA_VERSION 2
+#define DB_SCHEMA_VERSION 3
 
 /* Rows per transaction, and the longest a batch stays open. */
 #define DB_BATCH_ROWS 1000
 #define DB_BATCH_SECONDS 1.0
+
+/* A missing record a new file may take over (same size and content). */
+struct db_relink {
+	int64_t id;
+	size_t missing; /* its index in db_diff.missing */
+	uint64_t size;
+	char hash[33];
+	int used;
+};
 
 struct db {
 	sqlite3 *h;
@@ -31,6 +40,13 @@ struct db {
 	int batch_rows;
 	double batch_start;
 	int64_t scan_id;     /* scan the records belong to */
+	void *lock;          /* held by db_lock */
+	int64_t *fs_ids;     /* filesystems.id by ftab device index (db_map_fs) */
+	size_t nfs;
+	struct db_relink *relink; /* sorted by (size, hash); db_relink_candidates */
+	size_t nrelink, cap_relink;
+	sqlite3_stmt *relink_st;
+	uint64_t relinked;
 };
 
 /* Open and migrate the database at path; with create, a missing file is
@@ -39,6 +55,16 @@ struct db {
  * program" and "no database here"). */
 int db_open(const char *path, int create, struct db **out, struct sl_err *err);
 void db_close(struct db *db);
+
+/* Take the index's lock (PATH.lock, flock): one scan per index at a time.
+ * Scans a killed process left 'running' are then marked interrupted.
+ * Returns SL_OK, or SL_E_RESOURCE naming the process that holds it. */
+int db_lock(struct db *db, struct sl_err *err);
+
+/* The filesystems.id of each ftab device, by identity (dev_info.fs_id),
+ * registering new ones; remembered for db_put.  Returns SL_OK or SL_E_DB. */
+struct dev_info;
+int db_map_fs(struct db *db, const struct dev_info *devs, size_t n, struct sl_err *err);
 
 /* Current PRAGMA user_version. */
 int db_user_version(struct db *db, int *version, struct sl_err *err);
@@ -70,17 +96,60 @@ int db_scan_device(struct db *db, const struct db_device_row *d, struct sl_err *
 struct db_scan_end {
 	const char *status;   /* ok | errors | interrupted | failed */
 	uint64_t files, bytes, errors;
+	uint64_t unchanged, changed, added, moved, deleted; /* incremental */
 	double walk_s, locate_s, read_s, extract_s, store_s, wall_s;
 	const char *message;
 };
 int db_scan_end(struct db *db, const struct db_scan_end *e, struct sl_err *err);
 
-/* Mark live files under root (the root itself or below it) that this scan
- * did not store as deleted; *count says how many. */
-int db_mark_missing(struct db *db, const char *root, uint64_t *count, struct sl_err *err);
 
 /* Flags: DB_CSV (else JSON lines), DB_EXTENDED (after the contract's keys:
  * phash as 16 hex digits, warnings, placement). */
+/* ---- incremental scans (diff.c) ---- */
+
+struct ftab;
+
+struct db_diff {
+	uint64_t unchanged, changed, added, moved;
+	struct {
+		uint32_t file;   /* ftab index */
+		int64_t id;      /* its record */
+		int moved;       /* path changed; else only its identity */
+	} *moves;
+	size_t nmoves, cap_moves;
+	int64_t *missing;        /* live records under the roots no file took */
+	size_t nmissing, cap_missing;
+	void *recs;              /* working set */
+	size_t nrecs;
+};
+
+/* Compare the walked and stat'ed files of ft (locate_stat) with the
+ * index's live records under the roots: set FT_SKIP on files not to read
+ * (unchanged, or only moved), FT_NEW on files the index does not know, and
+ * fill *d.  db_map_fs first.  Returns SL_OK, SL_E_DB or SL_E_NOMEM. */
+int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots,
+	    struct db_diff *d, struct sl_err *err);
+void db_diff_free(struct db_diff *d);
+
+/* Move records to their files' new paths and refresh identities, in one
+ * transaction.  Before the new records are stored. */
+int db_apply_moves(struct db *db, const struct ftab *ft, const struct db_diff *d,
+		   struct sl_err *err);
+
+/* Load the missing records a new file could take over (db_put does, for
+ * records with FT_NEW, when size and content hash match). */
+int db_relink_candidates(struct db *db, const struct db_diff *d, struct sl_err *err);
+/* The id of an unused candidate with this size and hash, now used; 0 if
+ * none. */
+int64_t db_relink_take(struct db *db, uint64_t size, const char *hash);
+
+/* After a complete scan: mark the missing records no new file took as
+ * deleted; *count says how many. */
+int db_mark_deleted(struct db *db, const struct db_diff *d, uint64_t *count, struct sl_err *err);
+
+/* Delete the records marked deleted more than `days` days ago (0: all). */
+int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err);
+
 enum db_format { DB_JSONL = 0, DB_CSV = 1, DB_EXTENDED = 2 };
 /* Write one record per live file, ordered by path. */
 int db_export(struct db *db, FILE *out, int format, struct sl_err *err);

@@ -52,6 +52,22 @@ static const char *const migrations[] = {
 	/* 1 -> 2: perceptual hash of JPEGs (64 bits, stored as a signed integer) */
 	"ALTER TABLE files ADD COLUMN phash INTEGER;"
 	"CREATE INDEX files_phash ON files(phash) WHERE phash IS NOT NULL;",
+	/* 2 -> 3: file systems by a stable identity (device numbers change
+	 * between boots), for incremental scans; the scanning process */
+	"CREATE TABLE filesystems("
+	"  id INTEGER PRIMARY KEY,"
+	"  ident TEXT NOT NULL UNIQUE,"
+	"  fstype TEXT,"
+	"  mount TEXT,"
+	"  last_scan INTEGER);"
+	"ALTER TABLE files ADD COLUMN fs_id INTEGER REFERENCES filesystems(id);"
+	"CREATE INDEX files_fs_ino ON files(fs_id, ino);"
+	"ALTER TABLE scans ADD COLUMN pid INTEGER;"
+	"ALTER TABLE scans ADD COLUMN unchanged INTEGER;"
+	"ALTER TABLE scans ADD COLUMN changed INTEGER;"
+	"ALTER TABLE scans ADD COLUMN added INTEGER;"
+	"ALTER TABLE scans ADD COLUMN moved INTEGER;"
+	"ALTER TABLE scans ADD COLUMN deleted INTEGER;",
 };
 
 int db_migrate(sqlite3 *h, struct sl_err *err)

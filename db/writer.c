@@ -13,9 +13,9 @@ static const char put_sql[] =
 	"INSERT INTO files(path, dev, ino, size, mtime_ns, format, width, height, make, model,"
 	" datetime_original, orientation, gps_lat, gps_lon, exposure_time, f_number, iso,"
 	" focal_length, lens_model, content_hash, phys_offset, fragments, placement, error,"
-	" warnings, first_scan, last_scan, indexed_at, deleted_at, phash)"
+	" warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id)"
 	" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
-	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL,?27)"
+	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL,?27,?28)"
 	" ON CONFLICT(path) DO UPDATE SET dev=excluded.dev, ino=excluded.ino, size=excluded.size,"
 	" mtime_ns=excluded.mtime_ns, format=excluded.format, width=excluded.width,"
 	" height=excluded.height, make=excluded.make, model=excluded.model,"
@@ -26,7 +26,7 @@ static const char put_sql[] =
 	" phys_offset=excluded.phys_offset, fragments=excluded.fragments,"
 	" placement=excluded.placement, error=excluded.error, warnings=excluded.warnings,"
 	" last_scan=excluded.last_scan, indexed_at=excluded.indexed_at, deleted_at=NULL,"
-	" phash=excluded.phash";
+	" phash=excluded.phash, fs_id=excluded.fs_id";
 
 static void bind_text(sqlite3_stmt *st, int i, const char *s)
 {
@@ -36,7 +36,8 @@ static void bind_text(sqlite3_stmt *st, int i, const char *s)
 		sqlite3_bind_null(st, i);
 }
 
-static void bind_record(sqlite3_stmt *st, const struct px_record *r, int64_t scan_id)
+static void bind_record(sqlite3_stmt *st, const struct px_record *r, int64_t scan_id,
+			int64_t fs_id)
 {
 	const struct x_meta *m = &r->meta;
 	int stated = !r->is_dir && (r->read || (r->ext_flags & FT_STATED));
@@ -87,6 +88,31 @@ static void bind_record(sqlite3_stmt *st, const struct px_record *r, int64_t sca
 							      : ftab_placement(r->ext_flags));
 	bind_text(st, 24, r->err_code ? r->error : NULL);
 	sqlite3_bind_int64(st, 26, scan_id);
+	if (fs_id && !r->is_dir)
+		sqlite3_bind_int64(st, 28, fs_id);
+}
+
+/* A new file whose size and content a missing record had: take that
+ * record over (a move across file systems keeps its history). */
+static int relink(struct db *db, const struct px_record *r, struct sl_err *err)
+{
+	int64_t id;
+	if (!db->nrelink || !(r->ext_flags & FT_NEW) || !r->read || r->err_code || !r->hash[0])
+		return SL_OK;
+	id = db_relink_take(db, r->size, r->hash);
+	if (!id)
+		return SL_OK;
+	if (!db->relink_st &&
+	    sqlite3_prepare_v3(db->h, "UPDATE files SET path=?2 WHERE id=?1",
+			       -1, SQLITE_PREPARE_PERSISTENT, &db->relink_st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare relink");
+	sqlite3_reset(db->relink_st);
+	sqlite3_bind_int64(db->relink_st, 1, id);
+	sqlite3_bind_text(db->relink_st, 2, r->path, -1, SQLITE_STATIC);
+	if (sqlite3_step(db->relink_st) != SQLITE_DONE)
+		return DB_FAIL(db->h, err, "relink a moved file");
+	db->relinked++;
+	return SL_OK;
 }
 
 int db_commit(struct db *db, struct sl_err *err)
@@ -117,9 +143,14 @@ int db_put(struct db *db, const struct px_record *r, struct sl_err *err)
 		db->in_txn = 1;
 		db->batch_start = sys_now();
 	}
+	if ((rc = relink(db, r, err)) != SL_OK) {
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+		db->in_txn = 0;
+		return rc;
+	}
 	sqlite3_reset(db->put);
 	sqlite3_clear_bindings(db->put);
-	bind_record(db->put, r, db->scan_id);
+	bind_record(db->put, r, db->scan_id, r->devi < db->nfs ? db->fs_ids[r->devi] : 0);
 	rc = sqlite3_step(db->put);
 	if (rc != SQLITE_DONE) {
 		rc = DB_FAIL(db->h, err, "store file record");

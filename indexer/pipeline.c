@@ -244,6 +244,7 @@ static void fill_location(const struct ftab *ft, struct px_record *r)
 	r->phys = f->phys;
 	r->fragments = f->fragments;
 	r->ext_flags = f->flags;
+	r->devi = f->dev;
 }
 
 /* Fill *r for a file that could not be opened or read, from what the

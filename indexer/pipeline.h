@@ -31,7 +31,8 @@ struct px_record {
 	int64_t mtime_ns;
 	uint64_t phys;       /* meaningful with FT_LOCATED in ext_flags */
 	uint32_t fragments;
-	uint16_t ext_flags;  /* FT_* location flags of the file */
+	uint16_t ext_flags;  /* FT_* flags of the file */
+	uint16_t devi;       /* its ftab device index */
 	int is_dir;          /* an unlistable directory, not a file */
 	int read;            /* content was read: hash and meta are valid */
 	char hash[33];

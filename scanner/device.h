@@ -8,6 +8,11 @@
  * Files on partitions of one disk share one reader (plan.h), and their
  * offsets are made disk-absolute with the partition start.
  *
+ * The file system's identity survives reboots and replugging, which device
+ * numbers do not (btrfs, USB drives): its UUID from /dev/disk/by-uuid, else
+ * read from the superblock (ext2/3/4, xfs, btrfs; the serial number of FAT,
+ * exFAT and NTFS), else the statfs fsid, else the device number.
+ *
  * Implementations: device_linux.c, device_win.c.
  */
 #ifndef SL_DEVICE_H
@@ -26,6 +31,9 @@ struct dev_info {
 	int rotational;       /* 1 seek penalty, 0 none, -1 unknown */
 	uint64_t part_start;  /* byte offset of the file system on the disk */
 	char how[192];        /* how rotational was decided, for reports */
+	char fs_id[64];       /* stable identity of the file system: "uuid:...",
+				 "serial:..." (FAT, exFAT, NTFS), "fsid:...",
+				 or "dev:MAJ:MIN" when nothing better is known */
 };
 
 /* Fill *out for the file system with device number st_dev; hint, when not

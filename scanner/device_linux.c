@@ -8,7 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <fcntl.h>
+#include <sys/statfs.h>
 #include <sys/sysmacros.h>
+#include <unistd.h>
 
 void dev_number(uint64_t st_dev, char *buf, unsigned len)
 {
@@ -198,6 +201,132 @@ static int rotational_of(const char *diskdir, char *how, size_t howcap, int dept
 	return v[0] == '1' ? 1 : v[0] == '0' ? 0 : -1;
 }
 
+/* ---- file system identity ----------------------------------------------- */
+
+static void hex(char *out, size_t cap, const unsigned char *b, size_t n, int dashes)
+{
+	static const char digits[] = "0123456789abcdef";
+	size_t i, o = 0;
+	for (i = 0; i < n && o + 3 < cap; i++) {
+		if (dashes && (i == 4 || i == 6 || i == 8 || i == 10))
+			out[o++] = '-';
+		out[o++] = digits[b[i] >> 4];
+		out[o++] = digits[b[i] & 15];
+	}
+	out[o] = '\0';
+}
+
+static int all_zero(const unsigned char *b, size_t n)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		if (b[i])
+			return 0;
+	return 1;
+}
+
+/* The UUID or serial in the superblock of block device `dev`; 0 if found. */
+static int superblock_id(const char *dev, char *out, size_t cap)
+{
+	unsigned char b[512];
+	char id[40];
+	int fd = open(dev, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	int found = -1;
+
+	if (fd < 0)
+		return -1;
+	/* ext2/3/4: superblock at 1024, magic 0xEF53 at +56, UUID at +104 */
+	if (pread(fd, b, 512, 1024) == 512 && b[56] == 0x53 && b[57] == 0xEF &&
+	    !all_zero(b + 104, 16)) {
+		hex(id, sizeof(id), b + 104, 16, 1);
+		found = 0;
+	/* xfs: "XFSB" at 0, UUID at 32 */
+	} else if (pread(fd, b, 512, 0) == 512 && memcmp(b, "XFSB", 4) == 0) {
+		hex(id, sizeof(id), b + 32, 16, 1);
+		found = 0;
+	/* NTFS, exFAT, FAT32, FAT16: volume serial numbers */
+	} else if (memcmp(b + 3, "NTFS    ", 8) == 0) {
+		unsigned char s[8];
+		int i;
+		for (i = 0; i < 8; i++)
+			s[i] = b[0x48 + 7 - i];
+		hex(id, sizeof(id), s, 8, 0);
+		found = 1;
+	} else if (memcmp(b + 3, "EXFAT   ", 8) == 0) {
+		unsigned char s[4] = {b[0x67], b[0x66], b[0x65], b[0x64]};
+		hex(id, sizeof(id), s, 4, 0);
+		found = 1;
+	} else if (memcmp(b + 0x52, "FAT32   ", 8) == 0) {
+		unsigned char s[4] = {b[0x46], b[0x45], b[0x44], b[0x43]};
+		hex(id, sizeof(id), s, 4, 0);
+		found = 1;
+	} else if (memcmp(b + 0x36, "FAT1", 4) == 0) {
+		unsigned char s[4] = {b[0x2a], b[0x29], b[0x28], b[0x27]};
+		hex(id, sizeof(id), s, 4, 0);
+		found = 1;
+	/* btrfs: superblock at 64 KiB, "_BHRfS_M" at +64, fsid at +32 */
+	} else if (pread(fd, b, 512, 65536) == 512 && memcmp(b + 64, "_BHRfS_M", 8) == 0) {
+		hex(id, sizeof(id), b + 32, 16, 1);
+		found = 0;
+	}
+	close(fd);
+	if (found < 0)
+		return -1;
+	snprintf(out, cap, "%s:%s", found == 0 ? "uuid" : "serial", id);
+	return 0;
+}
+
+/* /dev/disk/by-uuid/NAME -> the device; 0 when one points at `dev`. */
+static int by_uuid(const char *dev, char *out, size_t cap)
+{
+	DIR *d = opendir("/dev/disk/by-uuid");
+	struct dirent *de;
+	char *want = realpath(dev, NULL);
+	int rc = -1;
+
+	while (d && want && (de = readdir(d)) != NULL) {
+		char link[PATH_MAX], *res;
+		if (de->d_name[0] == '.')
+			continue;
+		snprintf(link, sizeof(link), "/dev/disk/by-uuid/%s", de->d_name);
+		res = realpath(link, NULL);
+		if (res && strcmp(res, want) == 0 && strlen(de->d_name) + 6 <= cap) {
+			memcpy(out, "uuid:", 5);
+			memcpy(out + 5, de->d_name, strlen(de->d_name) + 1);
+			rc = 0;
+		}
+		free(res);
+		if (rc == 0)
+			break;
+	}
+	if (d)
+		closedir(d);
+	free(want);
+	return rc;
+}
+
+static void identify(uint64_t st_dev, const char *hint, struct dev_info *out)
+{
+	struct statfs sf;
+	char num[32];
+
+	if (strncmp(out->source, "/dev/", 5) == 0 &&
+	    (by_uuid(out->source, out->fs_id, sizeof(out->fs_id)) == 0 ||
+	     superblock_id(out->source, out->fs_id, sizeof(out->fs_id)) == 0))
+		return;
+	if (hint && statfs(hint, &sf) == 0) {
+		int v[2];
+		memcpy(v, &sf.f_fsid, sizeof(v));
+		if (v[0] || v[1]) {
+			snprintf(out->fs_id, sizeof(out->fs_id), "fsid:%08x%08x", (unsigned)v[0],
+				 (unsigned)v[1]);
+			return;
+		}
+	}
+	dev_number(st_dev, num, sizeof(num));
+	snprintf(out->fs_id, sizeof(out->fs_id), "dev:%s", num);
+}
+
 int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl_err *err)
 {
 	char sys[64], diskdir[PATH_MAX];
@@ -211,6 +340,7 @@ int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl
 	out->rotational = -1;
 	copy(out->fstype, sizeof(out->fstype), "?");
 	find_mount(st_dev, hint, out);
+	identify(st_dev, hint, out);
 
 	if (major(blk) == 0) {
 		/* Anonymous device (btrfs, overlay, tmpfs, FUSE...): the mount

@@ -27,6 +27,12 @@ struct ext_result {
 	int noext_errno;    /* with FT_NOEXT: the error the file system gave */
 };
 
+/* Identity, size and mtime of path, without opening it and without
+ * following a final symlink.  Returns SL_OK; SL_E_IO when it vanished, is
+ * unreadable or is no longer a regular file; SL_E_RESOURCE for resource
+ * errors.  Fills the stat fields of *r and FT_STATED. */
+int ext_stat(const char *path, struct ext_result *r, struct sl_err *err);
+
 /* Open path without following a final symlink and without blocking on a
  * FIFO put there since the walk, stat it, and when query is non-zero read its
  * extent map (query 0 means the file system is known to have none: the

@@ -88,6 +88,33 @@ static void map_extents(int fd, struct ext_result *r)
 	}
 }
 
+static void fill_stat(const struct stat *st, struct ext_result *r)
+{
+	r->dev = (uint64_t)st->st_dev;
+	r->ino = (uint64_t)st->st_ino;
+	r->size = (uint64_t)st->st_size;
+	r->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	r->flags = FT_STATED;
+}
+
+int ext_stat(const char *path, struct ext_result *r, struct sl_err *err)
+{
+	struct stat st;
+	int e;
+
+	memset(r, 0, sizeof(*r));
+	if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+		e = errno;
+		return SL_FAIL(err, sl_errno_class(e), e, "stat");
+	}
+	if (S_ISLNK(st.st_mode))
+		return SL_FAIL(err, SL_E_IO, 0, "open: replaced by a symbolic link");
+	if (!S_ISREG(st.st_mode))
+		return SL_FAIL(err, SL_E_IO, 0, "open: no longer a regular file");
+	fill_stat(&st, r);
+	return SL_OK;
+}
+
 int ext_locate(const char *path, int query, struct ext_result *r, struct sl_err *err)
 {
 	struct stat st;
@@ -110,11 +137,7 @@ int ext_locate(const char *path, int query, struct ext_result *r, struct sl_err 
 		close(fd);
 		return SL_FAIL(err, SL_E_IO, 0, "open: no longer a regular file");
 	}
-	r->dev = (uint64_t)st.st_dev;
-	r->ino = (uint64_t)st.st_ino;
-	r->size = (uint64_t)st.st_size;
-	r->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
-	r->flags = FT_STATED;
+	fill_stat(&st, r);
 	if (query)
 		map_extents(fd, r);
 	else

@@ -31,7 +31,9 @@ enum {
 	FT_EMPTY = 1u << 5,    /* no data extents (empty or all holes) */
 	FT_NOEXT = 1u << 6,    /* the file system has no extent map (FIEMAP) */
 	FT_FAILED = 1u << 7,   /* err holds why it cannot be read */
-	FT_DIR = 1u << 8       /* entry is a directory that could not be listed */
+	FT_DIR = 1u << 8,      /* entry is a directory that could not be listed */
+	FT_SKIP = 1u << 9,     /* not to be read: unchanged, or only moved (diff) */
+	FT_NEW = 1u << 10      /* not in the index before this scan (diff) */
 };
 
 struct ft_dir {

@@ -21,6 +21,30 @@ static int cmp_key(const void *a, const void *b)
 	return x->idx < y->idx ? -1 : x->idx > y->idx;
 }
 
+/* The files to visit, in (device, inode) order; skip: flags that leave a
+ * file out.  *keys is freed by the caller. */
+static int inode_order(const struct ftab *ft, unsigned skip, struct key **keys, size_t *n,
+		       struct sl_err *err)
+{
+	size_t i;
+
+	*n = 0;
+	*keys = malloc((ft->nfiles ? ft->nfiles : 1) * sizeof(**keys));
+	if (!*keys)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
+	for (i = 0; i < ft->nfiles; i++) {
+		const struct ft_file *f = &ft->files[i];
+		if (f->flags & skip)
+			continue;
+		(*keys)[*n].dev = ft->devs[f->dev].st_dev;
+		(*keys)[*n].ino = f->ino;
+		(*keys)[*n].idx = (uint32_t)i;
+		(*n)++;
+	}
+	qsort(*keys, *n, sizeof(**keys), cmp_key);
+	return SL_OK;
+}
+
 /* A path on each device, for dev_probe: grown as devices appear. */
 struct hints {
 	char **path;
@@ -40,95 +64,77 @@ static int note_hint(struct hints *h, size_t dev, const char *path)
 	return 0;
 }
 
-static int locate_one(struct ftab *ft, uint32_t i, struct strbuf *path, struct locate_stats *st,
-		      struct hints *hints, struct sl_err *err)
+/* Record a per-file failure, or turn a resource failure into the run's. */
+static int failed(struct ftab *ft, uint32_t i, int rc, const struct sl_err *fe, const char *path,
+		  struct locate_stats *st, struct sl_err *err)
 {
-	struct ft_file *f = &ft->files[i];
-	struct ft_dev *d = &ft->devs[f->dev];
-	struct ext_result r;
-	struct sl_err fe;
-	int rc;
-
-	sb_reset(path);
-	if (ftab_path(ft, i, path) != 0)
-		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
-	rc = ext_locate(path->p, d->extents != 0, &r, &fe);
-	if (rc != SL_OK) {
-		if (sl_code_is_fatal(rc)) {
-			SL_FAIL(err, rc, 0, "locate '%s': %s", path->p, fe.msg);
-			err->sys = fe.sys;
-			return rc;
-		}
-		st->failed++;
-		return ftab_fail(ft, i, fe.msg, err);
+	if (sl_code_is_fatal(rc)) {
+		SL_FAIL(err, rc, 0, "locate '%s': %s", path, fe->msg);
+		err->sys = fe->sys;
+		return rc;
 	}
-	if (r.dev != d->st_dev) {
-		/* a file bind-mounted over another: it lives elsewhere */
-		uint16_t idx;
-		rc = ftab_dev(ft, r.dev, &idx, err);
-		if (rc != SL_OK)
-			return rc;
-		f = &ft->files[i];
-		f->dev = idx;
-		d = &ft->devs[idx];
-	}
-	if (d->extents == -1) {
-		if (r.flags & FT_NOEXT) {
-			d->extents = 0;
-			d->extents_errno = r.noext_errno;
-		} else {
-			d->extents = 1;
-		}
-	}
-	if (note_hint(hints, f->dev, path->p) != 0)
-		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
-	f->ino = r.ino;
-	f->size = r.size;
-	f->mtime_ns = r.mtime_ns;
-	f->phys = r.phys;
-	f->fragments = r.fragments;
-	f->flags = (uint16_t)((f->flags & ~(FT_LOCATED | FT_INLINE | FT_UNKNOWN | FT_ENCODED |
-					    FT_EMPTY | FT_NOEXT)) | r.flags);
-	st->files++;
-	st->bytes += r.size;
-	if (r.flags & FT_LOCATED)
-		st->located++;
-	return SL_OK;
+	st->failed++;
+	return ftab_fail(ft, i, fe->msg, err);
 }
 
-int locate_all(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,
-	       atomic_int *cancel, struct sl_err *err)
+/* Move file i to the device it really is on (a file bind-mounted over
+ * another lives elsewhere than its directory). */
+static int set_dev(struct ftab *ft, uint32_t i, uint64_t st_dev, struct sl_err *err)
+{
+	uint16_t idx;
+	int rc;
+	if (ft->devs[ft->files[i].dev].st_dev == st_dev)
+		return SL_OK;
+	rc = ftab_dev(ft, st_dev, &idx, err);
+	if (rc == SL_OK)
+		ft->files[i].dev = idx;
+	return rc;
+}
+
+int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,
+		atomic_int *cancel, struct sl_err *err)
 {
 	struct strbuf path = STRBUF_INIT;
-	struct key *keys = NULL;
-	struct dev_info *info = NULL;
 	struct hints hints = {NULL, 0};
+	struct dev_info *info = NULL;
+	struct key *keys = NULL;
 	size_t i, n = 0;
-	int rc = SL_OK;
+	int rc;
 
 	memset(st, 0, sizeof(*st));
 	*devs = NULL;
-	if (ft->nfiles) {
-		keys = malloc(ft->nfiles * sizeof(*keys));
-		if (!keys)
-			return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
-	}
-	for (i = 0; i < ft->nfiles; i++) {
-		const struct ft_file *f = &ft->files[i];
-		if (f->flags & FT_FAILED)
-			continue;
-		keys[n].dev = ft->devs[f->dev].st_dev;
-		keys[n].ino = f->ino;
-		keys[n].idx = (uint32_t)i;
-		n++;
-	}
-	qsort(keys, n, sizeof(*keys), cmp_key);
+	rc = inode_order(ft, FT_FAILED, &keys, &n, err);
 	for (i = 0; i < n && rc == SL_OK; i++) {
+		uint32_t k = keys[i].idx;
+		struct ext_result r;
+		struct sl_err fe;
+		int frc;
+
 		if (cancel && atomic_load(cancel)) {
 			rc = SL_FAIL(err, SL_E_CANCELLED, 0, "locate: cancelled");
 			break;
 		}
-		rc = locate_one(ft, keys[i].idx, &path, st, &hints, err);
+		sb_reset(&path);
+		if (ftab_path(ft, k, &path) != 0) {
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
+			break;
+		}
+		frc = ext_stat(path.p, &r, &fe);
+		if (frc != SL_OK) {
+			rc = failed(ft, k, frc, &fe, path.p, st, err);
+			continue;
+		}
+		rc = set_dev(ft, k, r.dev, err);
+		if (rc == SL_OK && note_hint(&hints, ft->files[k].dev, path.p) != 0)
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
+		if (rc != SL_OK)
+			break;
+		ft->files[k].ino = r.ino;
+		ft->files[k].size = r.size;
+		ft->files[k].mtime_ns = r.mtime_ns;
+		ft->files[k].flags |= FT_STATED;
+		st->files++;
+		st->bytes += r.size;
 	}
 	if (rc == SL_OK && ft->ndevs) {
 		info = calloc(ft->ndevs, sizeof(*info));
@@ -147,5 +153,89 @@ int locate_all(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,
 	free(hints.path);
 	free(keys);
 	sb_free(&path);
+	return rc;
+}
+
+int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
+		   struct sl_err *err)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct key *keys = NULL;
+	size_t i, n = 0;
+	int rc;
+
+	st->located = 0;
+	rc = inode_order(ft, FT_FAILED | FT_SKIP, &keys, &n, err);
+	for (i = 0; i < n && rc == SL_OK; i++) {
+		uint32_t k = keys[i].idx;
+		struct ft_file *f = &ft->files[k];
+		struct ft_dev *d;
+		struct ext_result r;
+		struct sl_err fe;
+		int frc;
+
+		if (cancel && atomic_load(cancel)) {
+			rc = SL_FAIL(err, SL_E_CANCELLED, 0, "locate: cancelled");
+			break;
+		}
+		sb_reset(&path);
+		if (ftab_path(ft, k, &path) != 0) {
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
+			break;
+		}
+		frc = ext_locate(path.p, ft->devs[f->dev].extents != 0, &r, &fe);
+		if (frc != SL_OK) {
+			/* vanished between the passes: not counted twice */
+			if (f->flags & FT_STATED) {
+				st->files--;
+				st->bytes -= f->size;
+			}
+			rc = failed(ft, k, frc, &fe, path.p, st, err);
+			continue;
+		}
+		rc = set_dev(ft, k, r.dev, err);
+		if (rc != SL_OK)
+			break;
+		f = &ft->files[k];
+		d = &ft->devs[f->dev];
+		if (d->extents == -1) {
+			if (r.flags & FT_NOEXT) {
+				d->extents = 0;
+				d->extents_errno = r.noext_errno;
+			} else {
+				d->extents = 1;
+			}
+		}
+		if (f->flags & FT_STATED)
+			st->bytes += r.size - f->size;
+		else {
+			st->files++;
+			st->bytes += r.size;
+		}
+		f->ino = r.ino;
+		f->size = r.size;
+		f->mtime_ns = r.mtime_ns;
+		f->phys = r.phys;
+		f->fragments = r.fragments;
+		f->flags = (uint16_t)((f->flags & ~(FT_LOCATED | FT_INLINE | FT_UNKNOWN | FT_ENCODED |
+						    FT_EMPTY | FT_NOEXT)) | r.flags);
+		if (r.flags & FT_LOCATED)
+			st->located++;
+	}
+	free(keys);
+	sb_free(&path);
+	return rc;
+}
+
+int locate_all(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,
+	       atomic_int *cancel, struct sl_err *err)
+{
+	int rc = locate_stat(ft, devs, st, cancel, err);
+	if (rc == SL_OK)
+		rc = locate_extents(ft, st, cancel, err);
+	if (rc != SL_OK) {
+		free(*devs);
+		*devs = NULL;
+	}
 	return rc;
 }

@@ -1,11 +1,14 @@
-/* locate.h - the metadata pass between walk and plan.
+/* locate.h - the metadata passes between walk and plan.
  *
- * Every walked file is opened, stat'ed and asked for its extent map, in
- * (device, inode) order: on ext4 and xfs the inode tables are then read
- * front to back instead of jumping between block groups.  The first answer
- * from each file system tells whether it has an extent map at all; after an
- * "unsupported" answer the rest of its files are not asked again.  Then each
- * device is probed (device.h).
+ * Two passes, both in (device, inode) order, so that on ext4 and xfs the
+ * inode tables are read front to back instead of jumping between groups:
+ *   locate_stat     stat every walked file (no open), then probe each device
+ *                   (device.h);
+ *   locate_extents  open and ask the extent map of every file still to be
+ *                   read (not FT_SKIP: an incremental scan leaves unchanged
+ *                   files out).  The first answer from each file system
+ *                   tells whether it has an extent map at all; after
+ *                   "unsupported" the rest of its files are not asked.
  */
 #ifndef SL_LOCATE_H
 #define SL_LOCATE_H
@@ -24,11 +27,19 @@ struct locate_stats {
 	uint64_t bytes;     /* sum of sizes */
 };
 
-/* Fill size/mtime/ino/phys/fragments/flags of every file in ft, and *devs
- * with one dev_info per ft->devs entry (caller frees *devs).  Per-file
- * failures are recorded in ft.  cancel, when not NULL and set, stops early
- * with SL_E_CANCELLED.  Returns SL_OK, SL_E_NOMEM, SL_E_RESOURCE or
- * SL_E_CANCELLED. */
+/* Fill ino/size/mtime of every file in ft, and *devs with one dev_info per
+ * ft->devs entry (caller frees *devs).  Per-file failures are recorded in
+ * ft.  cancel, when not NULL and set, stops early with SL_E_CANCELLED.
+ * Returns SL_OK, SL_E_NOMEM, SL_E_RESOURCE or SL_E_CANCELLED. */
+int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,
+		atomic_int *cancel, struct sl_err *err);
+
+/* Fill phys/fragments/location flags (and fresh stat fields) of every file
+ * not failed and not FT_SKIP.  Same errors. */
+int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
+		   struct sl_err *err);
+
+/* Both passes, for every file. */
 int locate_all(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,
 	       atomic_int *cancel, struct sl_err *err);
 

@@ -265,7 +265,7 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 
 	for (i = 0; i < ft->nfiles; i++) {
 		const struct ft_file *f = &ft->files[i];
-		if (f->flags & FT_FAILED)
+		if (f->flags & (FT_FAILED | FT_SKIP))
 			continue;
 		p.groups[p.dev_group[f->dev]].count++;
 		p.groups[p.dev_group[f->dev]].bytes += f->size;
@@ -282,7 +282,7 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 	}
 	for (i = 0; i < ft->nfiles; i++) {
 		const struct ft_file *f = &ft->files[i];
-		if (!(f->flags & FT_FAILED))
+		if (!(f->flags & (FT_FAILED | FT_SKIP)))
 			p.seq[fill[p.dev_group[f->dev]]++] = (uint32_t)i;
 	}
 

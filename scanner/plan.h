@@ -48,7 +48,7 @@ struct plan {
 	uint64_t seed;        /* used by PLAN_RANDOM */
 };
 
-/* Build the plan for every readable (not failed) file of ft.  devs has one
+/* Build the plan for every file of ft to read (not failed, not FT_SKIP).  devs has one
  * entry per ft->devs (from locate_all).  Returns SL_OK or SL_E_NOMEM; *out is
  * zeroed on failure.  Release with plan_free. */
 int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, uint64_t seed,

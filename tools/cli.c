@@ -32,11 +32,11 @@ int cli_roots(const char *cmd, char **argv, int argc, struct prep *p)
 	return SL_OK;
 }
 
-int cli_prepare(struct prep *p, int cross_fs, const char *dbpath, atomic_int *cancel,
-		struct sl_err *err)
+int cli_walk(struct prep *p, int cross_fs, const char *dbpath, atomic_int *cancel,
+	     struct sl_err *err)
 {
-	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal"};
-	struct walk_skip skip[4];
+	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", ".lock"};
+	struct walk_skip skip[5];
 	struct walk_opts wo = {.cross_fs = cross_fs, .cancel = cancel, .skip = skip};
 	struct strbuf sb = STRBUF_INIT;
 	double t;
@@ -60,6 +60,16 @@ int cli_prepare(struct prep *p, int cross_fs, const char *dbpath, atomic_int *ca
 			return rc;
 	}
 	p->walk_s = sys_now() - t;
+	return SL_OK;
+}
+
+int cli_prepare(struct prep *p, int cross_fs, const char *dbpath, atomic_int *cancel,
+		struct sl_err *err)
+{
+	double t;
+	int rc = cli_walk(p, cross_fs, dbpath, cancel, err);
+	if (rc != SL_OK)
+		return rc;
 	t = sys_now();
 	rc = locate_all(&p->ft, &p->devs, &p->ls, cancel, err);
 	p->locate_s = sys_now() - t;

@@ -38,8 +38,12 @@ struct prep {
  * on stderr, returns SL_E_USAGE). */
 int cli_roots(const char *cmd, char **argv, int argc, struct prep *p);
 
-/* Walk every root and locate every file, leaving out the files of the
- * index at dbpath (may be NULL).  Returns SL_OK or a fatal error. */
+/* Walk every root, leaving out the files of the index at dbpath (may be
+ * NULL); timed in p->walk_s.  Returns SL_OK or a fatal error. */
+int cli_walk(struct prep *p, int cross_fs, const char *dbpath, atomic_int *cancel,
+	     struct sl_err *err);
+
+/* cli_walk, then locate every file (stat and extent map). */
 int cli_prepare(struct prep *p, int cross_fs, const char *dbpath, atomic_int *cancel,
 		struct sl_err *err);
 void cli_prep_free(struct prep *p);
@@ -71,5 +75,6 @@ int cmd_scan(int argc, char **argv);
 int cmd_plan(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
+int cmd_purge(int argc, char **argv);
 
 #endif

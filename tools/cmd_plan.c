@@ -57,7 +57,9 @@ static void json_device(struct strbuf *o, const struct prep *p, const struct pla
 		if (pl->dev_group[i] != g)
 			continue;
 		dev_number(d->st_dev, num, sizeof(num));
-		sb_addf(o, "%s{\"dev\":\"%s\",\"fstype\":", first ? "" : ",", num);
+		sb_addf(o, "%s{\"dev\":\"%s\",\"id\":", first ? "" : ",", num);
+		sb_add_json(o, d->fs_id, strlen(d->fs_id));
+		sb_adds(o, ",\"fstype\":");
 		sb_add_json(o, d->fstype, strlen(d->fstype));
 		sb_adds(o, ",\"mount\":");
 		sb_add_json(o, d->mount, strlen(d->mount));

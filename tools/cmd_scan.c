@@ -18,7 +18,10 @@ static const char help[] =
 	"dimensions and EXIF metadata, and a content hash.  Files are read disk by\n"
 	"disk in the order given by --order; the summary says which order each\n"
 	"disk got and why.  Files that cannot be read are stored with their error.\n"
-	"Files indexed earlier under a ROOT and gone now are marked deleted.\n"
+	"Incremental: files the index already has with the same identity, size and\n"
+	"mtime are not read again; moved or renamed files keep their record; files\n"
+	"gone since are marked deleted (seekless purge removes them).  Only one\n"
+	"scan per index runs at a time.\n"
 	"\n"
 	"  --db PATH      the index (default $XDG_DATA_HOME/seekless/index.db)\n"
 	"  --order ORDER  auto (default: physical on disks with a seek penalty,\n"
@@ -30,6 +33,7 @@ static const char help[] =
 	"  --cross-fs     descend into file systems mounted below a root\n"
 	"  --keep-cache   leave the files this scan read in the page cache\n"
 	"  --no-phash     skip the perceptual hash of JPEGs (on by default)\n"
+	"  --full         read every file again, not only new and changed ones\n"
 	"  --mem SIZE     file bytes held in memory at once (default 64M)\n";
 
 #define MAX_SHOWN_ERRORS 10
@@ -68,8 +72,9 @@ static void on_progress(void *ctx, const struct px_progress *p)
 }
 
 static void print_summary(const struct prep *p, const struct plan *pl, const struct px_stats *st,
-			  const struct scan_ctx *s, const char *dbpath, int64_t scan_id,
-			  uint64_t marked, int marked_skipped, double wall, const char *status)
+			  const struct scan_ctx *s, const struct db_diff *d, const char *dbpath,
+			  int64_t scan_id, uint64_t marked, uint64_t relinked, int marked_skipped,
+			  double wall, const char *status)
 {
 	char bytes[32];
 	size_t g;
@@ -84,9 +89,15 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 	       " symlinks, %" PRIu64 " special files, %" PRIu64 " other file systems%s\n",
 	       p->walk_s, p->ws.dirs, p->ws.files, p->ws.symlinks, p->ws.special, p->ws.other_fs,
 	       p->ws.excluded ? ", the index's own files" : "");
-	printf("  locate   %7.2f s  stat and extent map in inode order; %" PRIu64 " of %" PRIu64
-	       " files have a physical position\n",
-	       p->locate_s, p->ls.located, p->ls.files);
+	printf("  locate   %7.2f s  stat in inode order, compare with the index, extent maps of "
+	       "the %zu to read (%" PRIu64 " with a physical position)\n",
+	       p->locate_s, pl->n, p->ls.located);
+	printf("  index    %" PRIu64 " unchanged (not read), %" PRIu64 " changed, %" PRIu64
+	       " new, %" PRIu64 " moved or renamed",
+	       d->unchanged, d->changed, d->added, d->moved);
+	if (relinked)
+		printf(", %" PRIu64 " moved across file systems", relinked);
+	putchar('\n');
 	printf("  read     %7.2f s  wall, all disks in parallel\n", st->read_s);
 	printf("  extract  %7.2f s  busy, summed over %d workers\n", st->extract_s, st->jobs);
 	printf("  store    %7.2f s  busy, one writer\n", st->store_s);
@@ -157,6 +168,7 @@ int cmd_scan(int argc, char **argv)
 		{"mem", required_argument, NULL, 'm'},
 		{"phash", no_argument, NULL, 'H'},
 		{"no-phash", no_argument, NULL, 'N'},
+		{"full", no_argument, NULL, 'F'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -171,8 +183,9 @@ int cmd_scan(int argc, char **argv)
 	struct sl_err e;
 	struct db *db = NULL;
 	struct db_scan_end end;
+	struct db_diff diff;
 	uint64_t seed = 0, mem = 0, marked = 0;
-	int order = PLAN_AUTO, cross_fs = 0, have_seed = 0, marked_skipped = 0, c, rc, i;
+	int order = PLAN_AUTO, cross_fs = 0, have_seed = 0, marked_skipped = 0, full = 0, c, rc, i;
 	double t0 = sys_now();
 	const char *status;
 
@@ -210,6 +223,7 @@ int cmd_scan(int argc, char **argv)
 		case 'k': po.keep_cache = 1; break;
 		case 'H': po.phash = 1; break;
 		case 'N': po.phash = 0; break;
+		case 'F': full = 1; break;
 		case 'm':
 			if (cli_parse_size(optarg, &mem) != 0 || mem < (1u << 20)) {
 				cli_usage_error("scan", "--mem wants a size of at least 1M");
@@ -246,6 +260,8 @@ int cmd_scan(int argc, char **argv)
 
 	rc = db_open(dbpath.p, 1, &db, &e);
 	if (rc == SL_OK)
+		rc = db_lock(db, &e);
+	if (rc == SL_OK)
 		rc = db_scan_begin(db, "scan", plan_order_name(order), (const char *const *)p.roots,
 				   p.nroots, po.jobs ? po.jobs : sys_cpu_count(), &e);
 	if (rc != SL_OK) {
@@ -257,9 +273,26 @@ int cmd_scan(int argc, char **argv)
 	}
 	sc.db = db;
 
-	rc = cli_prepare(&p, cross_fs, dbpath.p, &cancel, &e);
+	rc = cli_walk(&p, cross_fs, dbpath.p, &cancel, &e);
+	if (rc == SL_OK) {
+		/* stat everything, diff with the index, then ask for the extent
+		 * maps of only the files that will be read */
+		double t = sys_now();
+		rc = locate_stat(&p.ft, &p.devs, &p.ls, &cancel, &e);
+		if (rc == SL_OK)
+			rc = db_map_fs(db, p.devs, p.ft.ndevs, &e);
+		if (rc == SL_OK && !full)
+			rc = db_diff(db, &p.ft, p.roots, p.nroots, &diff, &e);
+		if (rc == SL_OK)
+			rc = locate_extents(&p.ft, &p.ls, &cancel, &e);
+		p.locate_s = sys_now() - t;
+	}
 	if (rc == SL_OK)
 		rc = plan_build(&p.ft, p.devs, order, seed, &pl, &e);
+	if (rc == SL_OK)
+		rc = db_apply_moves(db, &p.ft, &diff, &e);
+	if (rc == SL_OK)
+		rc = db_relink_candidates(db, &diff, &e);
 	if (rc == SL_OK) {
 		po.cancel = &cancel;
 		if (sc.progress) {
@@ -273,15 +306,12 @@ int cmd_scan(int argc, char **argv)
 	if (rc == SL_OK)
 		rc = db_commit(db, &e);
 	if (rc == SL_OK) {
-		if (p.ws.dir_errors) {
+		/* only a complete scan knows what is gone; an unreadable
+		 * directory's files are unknown, not gone */
+		if (p.ws.dir_errors)
 			marked_skipped = 1;
-		} else {
-			for (i = 0; rc == SL_OK && (size_t)i < p.nroots; i++) {
-				uint64_t n = 0;
-				rc = db_mark_missing(db, p.roots[i], &n, &e);
-				marked += n;
-			}
-		}
+		else
+			rc = db_mark_deleted(db, &diff, &marked, &e);
 	}
 	status = rc == SL_OK ? (st.errors ? "errors" : "ok")
 			     : rc == SL_E_CANCELLED ? "interrupted" : "failed";
@@ -293,6 +323,11 @@ int cmd_scan(int argc, char **argv)
 	end.files = st.files;
 	end.bytes = st.bytes;
 	end.errors = st.errors;
+	end.unchanged = diff.unchanged;
+	end.changed = diff.changed;
+	end.added = diff.added;
+	end.moved = diff.moved;
+	end.deleted = marked;
 	end.walk_s = p.walk_s;
 	end.locate_s = p.locate_s;
 	end.read_s = st.read_s;
@@ -311,8 +346,8 @@ int cmd_scan(int argc, char **argv)
 		}
 	}
 	if (!sc.quiet && rc != SL_E_USAGE)
-		print_summary(&p, &pl, &st, &sc, dbpath.p, db->scan_id, marked, marked_skipped,
-			      end.wall_s, status);
+		print_summary(&p, &pl, &st, &sc, &diff, dbpath.p, db->scan_id, marked, db->relinked,
+			      marked_skipped, end.wall_s, status);
 	else if (sc.quiet && sc.nerrors)
 		for (i = 0; (uint64_t)i < sc.nerrors && i < MAX_SHOWN_ERRORS; i++)
 			if (sc.shown[i])
@@ -321,6 +356,7 @@ int cmd_scan(int argc, char **argv)
 		free(sc.shown[i]);
 	px_stats_free(&st);
 	plan_free(&pl);
+	db_diff_free(&diff);
 	cli_prep_free(&p);
 	db_close(db);
 	sb_free(&dbpath);

@@ -14,6 +14,7 @@ static const char usage[] =
 	"  plan     show the read plan for ROOTs without reading\n"
 	"  export   write the index as JSON lines or CSV\n"
 	"  bench    time cold reads of ROOTs in several orders, side by side\n"
+	"  purge    remove the records of files scans found gone\n"
 	"\n"
 	"Every command takes --db PATH (default $XDG_DATA_HOME/seekless/index.db).\n"
 	"'seekless COMMAND --help' describes a command.\n"
@@ -40,6 +41,8 @@ int main(int argc, char **argv)
 				return cmd_export(2, args);
 			if (strcmp(argv[2], "bench") == 0)
 				return cmd_bench(2, args);
+			if (strcmp(argv[2], "purge") == 0)
+				return cmd_purge(2, args);
 		}
 		fputs(usage, stdout);
 		return EXIT_OK;
@@ -56,6 +59,8 @@ int main(int argc, char **argv)
 		return cmd_export(argc - 1, argv + 1);
 	if (strcmp(cmd, "bench") == 0)
 		return cmd_bench(argc - 1, argv + 1);
+	if (strcmp(cmd, "purge") == 0)
+		return cmd_purge(argc - 1, argv + 1);
 	fprintf(stderr, "seekless: unknown command '%s'\n\n%s", cmd, usage);
 	return EXIT_USAGE;
 }

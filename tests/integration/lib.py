@@ -137,40 +137,76 @@ MKFS = {
 }
 
 
+class LoopFs:
+    """A file system on a loop device backed by /dev/shm."""
+
+    def __init__(self, fstype, size_mb, rotational):
+        self.fstype, self.rotational = fstype, rotational
+        self.img = tempfile.mktemp(prefix="seekless-%s-" % fstype, suffix=".img", dir="/dev/shm")
+        self.mnt = tempfile.mkdtemp(prefix="seekless-mnt-%s-" % fstype)
+        self.loop = None
+        self.blockers = []
+        with open(self.img, "wb") as f:
+            f.truncate(size_mb << 20)
+
+    def attach(self):
+        p = subprocess.run(["losetup", "--find", "--show", self.img], capture_output=True,
+                           text=True)
+        if p.returncode != 0:
+            skip("no loop device: " + p.stderr.strip())
+        self.loop = p.stdout.strip()
+        if self.rotational:
+            # the loop driver says "not rotational"; pretend to be a disk
+            with open("/sys/block/%s/queue/rotational" % os.path.basename(self.loop), "w") as f:
+                f.write("1")
+
+    def mount(self):
+        subprocess.run(["mount", "-o", "noatime", self.loop, self.mnt], check=True)
+
+    def reattach(self):
+        """Unmount, detach, and attach again as another loop device: the
+        same file system under a new device number."""
+        subprocess.run(["umount", self.mnt], check=True)
+        subprocess.run(["losetup", "-d", self.loop], check=True)
+        old = self.loop
+        blocker = tempfile.mktemp(prefix="seekless-blocker-", dir="/dev/shm")
+        with open(blocker, "wb") as f:
+            f.truncate(1 << 20)
+        p = subprocess.run(["losetup", "--find", "--show", blocker], capture_output=True,
+                           text=True)
+        self.blockers.append((p.stdout.strip(), blocker))
+        self.attach()
+        self.mount()
+        return old != self.loop
+
+    def close(self):
+        if os.path.ismount(self.mnt):
+            subprocess.run(["umount", self.mnt])
+        if self.loop:
+            subprocess.run(["losetup", "-d", self.loop])
+        for dev, path in self.blockers:
+            subprocess.run(["losetup", "-d", dev])
+            os.unlink(path)
+        os.rmdir(self.mnt)
+        if os.path.exists(self.img):
+            os.unlink(self.img)
+
+
 @contextlib.contextmanager
 def loop_fs(fstype, size_mb=512, rotational=True):
     """A fresh file system of fstype on a loop device backed by /dev/shm,
-    mounted noatime; yields (mountpoint, loop device)."""
+    mounted noatime; yields the LoopFs (mnt, loop, img, reattach())."""
     need_root()
     if shutil.which(MKFS[fstype][0]) is None:
         skip("%s not installed" % MKFS[fstype][0])
-    img = tempfile.mktemp(prefix="seekless-%s-" % fstype, suffix=".img", dir="/dev/shm")
-    mnt = tempfile.mkdtemp(prefix="seekless-mnt-%s-" % fstype)
-    loop = None
-    mounted = False
+    fs = LoopFs(fstype, size_mb, rotational)
     try:
-        with open(img, "wb") as f:
-            f.truncate(size_mb << 20)
-        p = subprocess.run(["losetup", "--find", "--show", img], capture_output=True, text=True)
-        if p.returncode != 0:
-            skip("no loop device: " + p.stderr.strip())
-        loop = p.stdout.strip()
-        subprocess.run(MKFS[fstype] + [loop], check=True, capture_output=True)
-        subprocess.run(["mount", "-o", "noatime", loop, mnt], check=True)
-        mounted = True
-        if rotational:
-            # the loop driver says "not rotational"; pretend to be a disk
-            with open("/sys/block/%s/queue/rotational" % os.path.basename(loop), "w") as f:
-                f.write("1")
-        yield mnt, loop
+        fs.attach()
+        subprocess.run(MKFS[fstype] + [fs.loop], check=True, capture_output=True)
+        fs.mount()
+        yield fs
     finally:
-        if mounted:
-            subprocess.run(["umount", mnt])
-        if loop:
-            subprocess.run(["losetup", "-d", loop])
-        os.rmdir(mnt)
-        if os.path.exists(img):
-            os.unlink(img)
+        fs.close()
 
 
 def db_rows(db, sql, args=()):

@@ -13,7 +13,8 @@ from lib import (check, done, export, filefrag, loop_fs, mkcorpus, regular_files
 
 fstype = sys.argv[1]
 
-with loop_fs(fstype) as (mnt, loop), tempdir("fsdb") as work:
+with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
+    mnt, loop = lfs.mnt, lfs.loop
     root = os.path.join(mnt, "photos")
     manifest = os.path.join(work, "manifest.jsonl")
     mkcorpus(root, "--files", 150, "--median", "80k", "--fragment", 20, "--churn", 15,

@@ -3,6 +3,7 @@
 #include <sys/stat.h>
 
 #include "db/db.h"
+#include "scanner/device.h"
 #include "scanner/ftab.h"
 #include "tests/unit/test.h"
 
@@ -111,41 +112,28 @@ static void test_create_and_export(void)
 	db_close(NULL);
 }
 
-static void test_upsert_and_missing(void)
+static void test_upsert(void)
 {
 	char path[4096];
 	struct db *db = NULL;
 	struct px_record r;
 	struct sl_err e;
 	const char *roots[] = {"/r/a"};
-	uint64_t n = 0;
 	char *out;
-	int i;
 
 	snprintf(path, sizeof(path), "%s/upsert.db", dir);
 	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
 	CHECK_INT(db_scan_begin(db, "scan", "auto", roots, 1, 1, &e), SL_OK);
-	{
-		const char *paths[] = {"/r/a", "/r/a/x.jpg", "/r/a/sub/y.jpg", "/r/ab/z.jpg",
-				       "/r/a.jpg"};
-		for (i = 0; i < 5; i++) {
-			record(&r, paths[i], 1);
-			CHECK_INT(db_put(db, &r, &e), SL_OK);
-		}
-	}
+	record(&r, "/r/a/x.jpg", 1);
+	CHECK_INT(db_put(db, &r, &e), SL_OK);
 	CHECK_INT(db_commit(db, &e), SL_OK);
-	/* second scan sees only x.jpg again, with new content */
 	CHECK_INT(db_scan_begin(db, "scan", "auto", roots, 1, 1, &e), SL_OK);
 	record(&r, "/r/a/x.jpg", 1);
 	r.size = 999;
 	CHECK_INT(db_put(db, &r, &e), SL_OK);
-	CHECK_INT(db_mark_missing(db, "/r/a", &n, &e), SL_OK);
-	CHECK_INT(n, 2); /* "/r/a" itself and /r/a/sub/y.jpg; not /r/ab or /r/a.jpg */
+	CHECK_INT(db_commit(db, &e), SL_OK);
 	out = slurp_export(db, DB_JSONL);
 	CHECK(strstr(out, "\"path\":\"/r/a/x.jpg\",\"size\":999,") != NULL);
-	CHECK(strstr(out, "/r/a/sub/y.jpg") == NULL);
-	CHECK(strstr(out, "/r/ab/z.jpg") != NULL);
-	CHECK(strstr(out, "/r/a.jpg") != NULL);
 	free(out);
 	{
 		sqlite3_stmt *st;
@@ -157,18 +145,189 @@ static void test_upsert_and_missing(void)
 		CHECK_INT(sqlite3_column_int(st, 2), 1);
 		sqlite3_finalize(st);
 	}
-	/* a file coming back is live again */
-	CHECK_INT(db_scan_begin(db, "scan", "auto", roots, 1, 1, &e), SL_OK);
-	record(&r, "/r/a/sub/y.jpg", 1);
-	CHECK_INT(db_put(db, &r, &e), SL_OK);
-	CHECK_INT(db_commit(db, &e), SL_OK);
-	out = slurp_export(db, DB_JSONL);
-	CHECK(strstr(out, "/r/a/sub/y.jpg") != NULL);
-	free(out);
-	/* the root "/" covers everything */
-	CHECK_INT(db_mark_missing(db, "/", &n, &e), SL_OK);
-	CHECK_INT(n, 3); /* x.jpg, z.jpg, a.jpg: not y.jpg, seen by this scan */
 	db_close(db);
+}
+
+/* ---- the incremental diff, on a synthetic walk ---------------------------- */
+
+static uint32_t walk_file(struct ftab *ft, uint32_t parent, const char *name, uint64_t ino,
+			  uint64_t size, int64_t mtime)
+{
+	uint32_t id;
+	ftab_add_file(ft, parent, name, strlen(name), ino, 0, &id, NULL);
+	ft->files[id].size = size;
+	ft->files[id].mtime_ns = mtime;
+	ft->files[id].flags = FT_STATED;
+	return id;
+}
+
+static void store(struct db *db, const char *path, uint64_t ino, uint64_t size, int64_t mtime,
+		  const char *hash, int error)
+{
+	struct px_record r;
+	struct sl_err e;
+	record(&r, path, 1);
+	r.ino = ino;
+	r.dev = 2049;
+	r.size = size;
+	r.mtime_ns = mtime;
+	r.devi = 0;
+	snprintf(r.hash, sizeof(r.hash), "%s", hash);
+	if (error) {
+		r.err_code = SL_E_IO;
+		strcpy(r.error, "read at offset 0: Input/output error");
+	}
+	CHECK_INT(db_put(db, &r, &e), SL_OK);
+}
+
+static int64_t count_where(struct db *db, const char *where)
+{
+	char sql[512];
+	sqlite3_stmt *st;
+	int64_t n = -1;
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM files WHERE %s", where);
+	sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+static void test_diff(void)
+{
+	char path[4096];
+	struct db *db = NULL;
+	struct sl_err e;
+	struct ftab ft;
+	struct dev_info dev;
+	struct db_diff d;
+	char *roots[] = {(char *)"/p"};
+	uint32_t root, same, changed, renamed, link, fresh, failed, swap_a, swap_b, far;
+	uint16_t dv;
+	uint64_t deleted = 0;
+	const char *h1 = "11111111111111111111111111111111", *h2 = "22222222222222222222222222222222";
+
+	snprintf(path, sizeof(path), "%s/diff.db", dir);
+	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
+	memset(&dev, 0, sizeof(dev));
+	dev.st_dev = 2049;
+	strcpy(dev.fs_id, "uuid:test-fs");
+	strcpy(dev.fstype, "ext4");
+	/* scan 1: what the index knew */
+	CHECK_INT(db_scan_begin(db, "scan", "auto", (const char *const *)roots, 1, 1, &e), SL_OK);
+	CHECK_INT(db_map_fs(db, &dev, 1, &e), SL_OK);
+	store(db, "/p/same.jpg", 10, 100, 1000, h1, 0);
+	store(db, "/p/changed.jpg", 11, 100, 1000, h1, 0);
+	store(db, "/p/old-name.jpg", 12, 300, 3000, h1, 0);
+	store(db, "/p/linked.jpg", 13, 400, 4000, h1, 0);
+	store(db, "/p/gone.jpg", 14, 500, 5000, h1, 0);
+	store(db, "/p/elsewhere.jpg", 15, 600, 6000, h2, 0);
+	store(db, "/p/failed.jpg", 16, 700, 7000, "", 1);
+	store(db, "/p/a.jpg", 17, 800, 8000, h1, 0);
+	store(db, "/p/b.jpg", 18, 900, 9000, h1, 0);
+	store(db, "/q/outside.jpg", 19, 1, 1, h1, 0); /* not under the root */
+	CHECK_INT(db_commit(db, &e), SL_OK);
+
+	/* scan 2: what the walk finds now */
+	ftab_init(&ft);
+	ftab_dev(&ft, 2049, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/p", 2, &root, NULL);
+	same = walk_file(&ft, root, "same.jpg", 10, 100, 1000);
+	changed = walk_file(&ft, root, "changed.jpg", 11, 101, 1001);
+	renamed = walk_file(&ft, root, "new-name.jpg", 12, 300, 3000);
+	link = walk_file(&ft, root, "hardlink.jpg", 13, 400, 4000); /* linked.jpg still there */
+	walk_file(&ft, root, "linked.jpg", 13, 400, 4000);
+	fresh = walk_file(&ft, root, "fresh.jpg", 30, 600, 7777); /* elsewhere.jpg's content */
+	failed = walk_file(&ft, root, "failed.jpg", 16, 700, 7000);
+	swap_a = walk_file(&ft, root, "a.jpg", 18, 900, 9000); /* a and b swapped names */
+	swap_b = walk_file(&ft, root, "b.jpg", 17, 800, 8000);
+	far = walk_file(&ft, root, "new.jpg", 40, 50, 50);
+	CHECK_INT(db_scan_begin(db, "scan", "auto", (const char *const *)roots, 1, 1, &e), SL_OK);
+	CHECK_INT(db_map_fs(db, &dev, 1, &e), SL_OK);
+	CHECK_INT(db_diff(db, &ft, roots, 1, &d, &e), SL_OK);
+
+	CHECK(ft.files[same].flags & FT_SKIP);
+	CHECK(!(ft.files[changed].flags & (FT_SKIP | FT_NEW)));
+	CHECK(ft.files[renamed].flags & FT_SKIP);
+	CHECK(ft.files[link].flags & FT_NEW);          /* a second path, read */
+	CHECK(ft.files[fresh].flags & FT_NEW);
+	CHECK(!(ft.files[failed].flags & FT_SKIP));   /* an earlier error: retried */
+	CHECK(!(ft.files[swap_a].flags & FT_SKIP));   /* same path, other inode: changed */
+	CHECK(!(ft.files[swap_b].flags & FT_SKIP));
+	CHECK(ft.files[far].flags & FT_NEW);
+	CHECK_INT(d.unchanged, 2); /* same.jpg, linked.jpg */
+	CHECK_INT(d.changed, 4);   /* changed, failed, a, b */
+	CHECK_INT(d.moved, 1);
+	CHECK_INT(d.added, 3);     /* hardlink, fresh, new */
+	CHECK_INT(d.nmissing, 2);  /* gone.jpg, elsewhere.jpg; not /q/outside.jpg */
+
+	/* the rename keeps its record; the new file takes over elsewhere.jpg's */
+	CHECK_INT(db_apply_moves(db, &ft, &d, &e), SL_OK);
+	CHECK_INT(count_where(db, "path='/p/new-name.jpg' AND first_scan=1"), 1);
+	CHECK_INT(count_where(db, "path='/p/old-name.jpg'"), 0);
+	CHECK_INT(db_relink_candidates(db, &d, &e), SL_OK);
+	{
+		struct px_record r;
+		record(&r, "/p/fresh.jpg", 1);
+		r.size = 600;
+		r.ext_flags |= FT_NEW;
+		strcpy(r.hash, h2);
+		CHECK_INT(db_put(db, &r, &e), SL_OK);
+		CHECK_INT(db_commit(db, &e), SL_OK);
+	}
+	CHECK_INT(db->relinked, 1);
+	CHECK_INT(count_where(db, "path='/p/fresh.jpg' AND first_scan=1"), 1);
+	CHECK_INT(db_mark_deleted(db, &d, &deleted, &e), SL_OK);
+	CHECK_INT(deleted, 1); /* gone.jpg only */
+	CHECK_INT(count_where(db, "path='/p/gone.jpg' AND deleted_at IS NOT NULL"), 1);
+	CHECK_INT(count_where(db, "path='/q/outside.jpg' AND deleted_at IS NULL"), 1);
+	CHECK_INT(count_where(db, "1"), 10);
+
+	/* a file system seen again under another device number: unchanged,
+	 * only its device number is refreshed */
+	db_diff_free(&d);
+	dev.st_dev = 4242;
+	ft.devs[0].st_dev = 4242;
+	CHECK_INT(db_scan_begin(db, "scan", "auto", (const char *const *)roots, 1, 1, &e), SL_OK);
+	CHECK_INT(db_map_fs(db, &dev, 1, &e), SL_OK);
+	{
+		size_t i;
+		for (i = 0; i < ft.nfiles; i++)
+			ft.files[i].flags &= (uint16_t)~(FT_SKIP | FT_NEW);
+	}
+	CHECK_INT(db_diff(db, &ft, roots, 1, &d, &e), SL_OK);
+	CHECK(ft.files[same].flags & FT_SKIP);
+	CHECK(d.nmoves >= 1);
+	CHECK_INT(db_apply_moves(db, &ft, &d, &e), SL_OK);
+	CHECK_INT(count_where(db, "path='/p/same.jpg' AND dev=4242"), 1);
+	db_diff_free(&d);
+	ftab_free(&ft);
+	db_close(db);
+}
+
+static void test_lock(void)
+{
+	char path[4096];
+	struct db *a = NULL, *b = NULL;
+	struct sl_err e;
+	sqlite3_stmt *st;
+
+	snprintf(path, sizeof(path), "%s/lock.db", dir);
+	CHECK_INT(db_open(path, 1, &a, &e), SL_OK);
+	CHECK_INT(db_lock(a, &e), SL_OK);
+	CHECK_INT(db_scan_begin(a, "scan", "auto", NULL, 0, 1, &e), SL_OK);
+	CHECK_INT(db_open(path, 1, &b, &e), SL_OK);
+	CHECK_INT(db_lock(b, &e), SL_E_RESOURCE);
+	CHECK(strstr(e.msg, "another seekless (pid ") != NULL);
+	CHECK(strstr(e.msg, "is scanning the index") != NULL);
+	db_close(a); /* as if killed: the scan row stays 'running' */
+	CHECK_INT(db_lock(b, &e), SL_OK);
+	sqlite3_prepare_v2(b->h, "SELECT status, message FROM scans", -1, &st, NULL);
+	CHECK(sqlite3_step(st) == SQLITE_ROW);
+	CHECK_STR((const char *)sqlite3_column_text(st, 0), "interrupted");
+	CHECK(strstr((const char *)sqlite3_column_text(st, 1), "killed") != NULL);
+	sqlite3_finalize(st);
+	db_close(b);
 }
 
 static void test_scan_rows(void)
@@ -270,7 +429,9 @@ int main(void)
 {
 	dir = t_tmpdir("db");
 	RUN(test_create_and_export);
-	RUN(test_upsert_and_missing);
+	RUN(test_upsert);
+	RUN(test_diff);
+	RUN(test_lock);
 	RUN(test_scan_rows);
 	RUN(test_upgrade_from_v1);
 	RUN(test_versions);

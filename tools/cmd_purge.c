@@ -1,0 +1,68 @@
+/* seekless purge - remove the records of files marked deleted. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "db/db.h"
+#include "tools/cli.h"
+
+static const char help[] =
+	"usage: seekless purge [--db PATH] [--older-than DAYS]\n"
+	"\n"
+	"Delete from the index the records of files that scans found gone\n"
+	"(marked deleted), all of them or those deleted more than DAYS ago.\n";
+
+int cmd_purge(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"db", required_argument, NULL, 'd'},
+		{"older-than", required_argument, NULL, 'o'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct strbuf dbpath = STRBUF_INIT;
+	const char *dbopt = NULL;
+	struct db *db = NULL;
+	struct sl_err e;
+	uint64_t n = 0;
+	long days = 0;
+	int c, rc;
+	char *end;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (c) {
+		case 'd': dbopt = optarg; break;
+		case 'o':
+			days = strtol(optarg, &end, 10);
+			if (*end || days < 0) {
+				cli_usage_error("purge", "--older-than wants a number of days");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cli_usage_error("purge", "unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (cli_db_path(dbopt, &dbpath) != 0) {
+		cli_usage_error("purge", "no --db given and no home directory for the default");
+		return EXIT_USAGE;
+	}
+	rc = db_open(dbpath.p, 0, &db, &e);
+	if (rc == SL_OK)
+		rc = db_lock(db, &e);
+	if (rc == SL_OK)
+		rc = db_purge(db, days, &n, &e);
+	if (rc == SL_OK)
+		printf("seekless purge: %" PRIu64 " records of deleted files removed\n", n);
+	else
+		cli_error("purge", &e);
+	db_close(db);
+	sb_free(&dbpath);
+	return rc == SL_OK ? EXIT_OK : EXIT_FATAL;
+}
