@@ -153,6 +153,14 @@ void sb_reset(struct strbuf *sb)
 		sb->p[0] = '\0';
 }
 
+void sb_truncate(struct strbuf *sb, size_t len)
+{
+	if (sb->p && len < sb->len) {
+		sb->len = len;
+		sb->p[len] = '\0';
+	}
+}
+
 void sb_free(struct strbuf *sb)
 {
 	free(sb->p);

@@ -30,6 +30,8 @@ int sb_addf(struct strbuf *sb, const char *fmt, ...) SL_PRINTF(2, 3);
  * output is always valid JSON. */
 int sb_add_json(struct strbuf *sb, const char *s, size_t n);
 void sb_reset(struct strbuf *sb);
+/* Shorten to len bytes (no-op when already shorter). */
+void sb_truncate(struct strbuf *sb, size_t len);
 void sb_free(struct strbuf *sb);
 
 /* Make room for need elements of size elem in *arr (capacity *cap, counted in

@@ -41,6 +41,19 @@ int sys_create_private(const char *path);
  * Returns 0, or -1 when no home directory is known. */
 int sys_default_db_path(struct strbuf *out);
 
+/* The configuration files: system-wide (system = 1: /etc/seekless.conf;
+ * Windows: %ProgramData%\seekless\seekless.conf) or the user's
+ * ($XDG_CONFIG_HOME/seekless/config, else ~/.config/seekless/config;
+ * Windows: %APPDATA%\seekless\config).  Returns 0, or -1 when no home
+ * directory is known. */
+int sys_config_path(int system, struct strbuf *out);
+
+/* The user's home directory, or NULL. */
+const char *sys_home(void);
+
+/* Absolute path of the running program.  Returns 0 or an errno value. */
+int sys_self_exe(struct strbuf *out);
+
 /* On SIGINT/SIGTERM (Windows: console control events) set *flag instead of
  * dying; a second signal ends the process at once. */
 void sys_on_interrupt(atomic_int *flag);
@@ -59,6 +72,27 @@ int sys_lock(const char *path, void **handle, long *holder);
 void sys_unlock(void *handle);
 
 long sys_pid(void);
+
+/* Whether this process has administrator rights (root; Windows: elevated). */
+int sys_is_admin(void);
+
+/* Make the calling thread as unobtrusive as the OS allows: the idle I/O
+ * class (Linux ioprio_set; served only when no one else wants the disk, on
+ * schedulers that honour classes), the lowest CPU priority (nice 19 and
+ * SCHED_IDLE; Windows: THREAD_MODE_BACKGROUND_BEGIN, which lowers both).
+ * Threads created afterwards inherit it on Linux, not on Windows: every
+ * thread calls this for itself.  Writes what took effect (and what did not,
+ * with why) to how.  Returns 0 when everything asked for took effect, else
+ * the first errno value. */
+int sys_background(char *how, size_t cap);
+
+/* Bytes this process made the kernel transfer to or from storage (reads
+ * that missed the page cache, including read-ahead it triggered; writes
+ * it dirtied).  Returns 0, or an errno value (ENOSYS where unknown). */
+int sys_io_bytes(uint64_t *bytes);
+
+/* Sleep for the given number of seconds. */
+void sys_sleep(double seconds);
 
 /* Run a shell command line; returns its exit status, or -1. */
 int sys_run(const char *cmdline);

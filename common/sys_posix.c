@@ -1,9 +1,11 @@
 #include "common/sys.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <string.h>
 #include <sys/file.h>
+#include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
@@ -108,16 +110,52 @@ int sys_create_private(const char *path)
 int sys_default_db_path(struct strbuf *out)
 {
 	const char *xdg = getenv("XDG_DATA_HOME");
-	const char *home = getenv("HOME");
+	const char *home = sys_home();
 
 	sb_reset(out);
 	if (xdg && xdg[0] == '/')
 		sb_addf(out, "%s/seekless/index.db", xdg);
-	else if (home && home[0])
+	else if (home)
 		sb_addf(out, "%s/.local/share/seekless/index.db", home);
 	else
 		return -1;
 	return out->oom ? -1 : 0;
+}
+
+int sys_config_path(int system, struct strbuf *out)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = sys_home();
+
+	sb_reset(out);
+	if (system)
+		sb_adds(out, "/etc/seekless.conf");
+	else if (xdg && xdg[0] == '/')
+		sb_addf(out, "%s/seekless/config", xdg);
+	else if (home)
+		sb_addf(out, "%s/.config/seekless/config", home);
+	else
+		return -1;
+	return out->oom ? -1 : 0;
+}
+
+const char *sys_home(void)
+{
+	const char *home = getenv("HOME");
+	return home && home[0] == '/' ? home : NULL;
+}
+
+int sys_self_exe(struct strbuf *out)
+{
+	char buf[PATH_MAX + 1];
+	ssize_t n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+
+	if (n < 0)
+		return errno;
+	buf[n] = '\0';
+	sb_reset(out);
+	sb_adds(out, buf);
+	return out->oom ? ENOMEM : 0;
 }
 
 static atomic_int *interrupt_flag;
@@ -224,7 +262,92 @@ void sys_unlock(void *handle)
 	free(l);
 }
 
+int sys_is_admin(void)
+{
+	return geteuid() == 0;
+}
+
 long sys_pid(void)
 {
 	return (long)getpid();
+}
+
+/* From linux/ioprio.h, which glibc does not wrap. */
+#define IOPRIO_CLASS_SHIFT 13
+#define IOPRIO_CLASS_IDLE 3
+#define IOPRIO_WHO_PROCESS 1
+
+int sys_background(char *how, size_t cap)
+{
+	struct sched_param sp;
+	int first = 0;
+	size_t n;
+
+	how[0] = '\0';
+	/* who = 0 means the calling thread: ioprio, nice and the scheduling
+	 * policy are per-thread on Linux, and inherited by new threads */
+	if (syscall(SYS_ioprio_set, IOPRIO_WHO_PROCESS, 0, IOPRIO_CLASS_IDLE << IOPRIO_CLASS_SHIFT) == 0) {
+		snprintf(how, cap, "I/O class idle");
+	} else {
+		first = errno;
+		snprintf(how, cap, "I/O class unchanged (%s)", strerror(errno));
+	}
+	n = strlen(how);
+	if (setpriority(PRIO_PROCESS, 0, 19) == 0) {
+		snprintf(how + n, cap - n, ", nice 19");
+	} else {
+		if (!first)
+			first = errno;
+		snprintf(how + n, cap - n, ", nice unchanged (%s)", strerror(errno));
+	}
+	n = strlen(how);
+	memset(&sp, 0, sizeof(sp));
+	if (sched_setscheduler(0, SCHED_IDLE, &sp) == 0) {
+		snprintf(how + n, cap - n, ", SCHED_IDLE");
+	} else {
+		if (!first)
+			first = errno;
+		snprintf(how + n, cap - n, ", SCHED_IDLE refused (%s)", strerror(errno));
+	}
+	return first;
+}
+
+int sys_io_bytes(uint64_t *bytes)
+{
+	char line[128];
+	uint64_t rd = 0, wr = 0, cw = 0;
+	int have = 0;
+	FILE *f = fopen("/proc/self/io", "re");
+
+	*bytes = 0;
+	if (!f)
+		return errno == ENOENT ? ENOSYS : errno;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long long v;
+		if (sscanf(line, "read_bytes: %llu", &v) == 1) {
+			rd = v;
+			have |= 1;
+		} else if (sscanf(line, "write_bytes: %llu", &v) == 1) {
+			wr = v;
+			have |= 2;
+		} else if (sscanf(line, "cancelled_write_bytes: %llu", &v) == 1) {
+			cw = v;
+		}
+	}
+	fclose(f);
+	if (have != 3)
+		return ENOSYS; /* kernel without task I/O accounting */
+	*bytes = rd + (wr > cw ? wr - cw : 0);
+	return 0;
+}
+
+void sys_sleep(double seconds)
+{
+	struct timespec ts;
+	if (seconds <= 0)
+		return;
+	ts.tv_sec = (time_t)seconds;
+	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
+	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
+	}
 }

@@ -266,7 +266,8 @@ int db_scan_end(struct db *db, const struct db_scan_end *e, struct sl_err *err)
 			       "UPDATE scans SET finished_at=" NOW_SQL ", status=?2, files=?3, bytes=?4,"
 			       " errors=?5, walk_s=?6, locate_s=?7, read_s=?8, extract_s=?9,"
 			       " store_s=?10, wall_s=?11, message=?12, unchanged=?13, changed=?14,"
-			       " added=?15, moved=?16, deleted=?17 WHERE id=?1",
+			       " added=?15, moved=?16, deleted=?17, unavailable=?18, background=?19,"
+			       " yield_s=?20 WHERE id=?1",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare scan end");
 	sqlite3_bind_int64(st, 1, db->scan_id);
@@ -287,6 +288,9 @@ int db_scan_end(struct db *db, const struct db_scan_end *e, struct sl_err *err)
 	sqlite3_bind_int64(st, 15, (sqlite3_int64)e->added);
 	sqlite3_bind_int64(st, 16, (sqlite3_int64)e->moved);
 	sqlite3_bind_int64(st, 17, (sqlite3_int64)e->deleted);
+	sqlite3_bind_int64(st, 18, (sqlite3_int64)e->unavailable);
+	sqlite3_bind_int(st, 19, e->background);
+	sqlite3_bind_double(st, 20, e->yield_s);
 	return run(db, st, "finish scan row", err);
 }
 

@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "indexer/pipeline.h"
 
-#define DB_SCHEMA_VERSION 3
+#define DB_SCHEMA_VERSION 4
 
 /* Rows per transaction, and the longest a batch stays open. */
 #define DB_BATCH_ROWS 1000
@@ -97,20 +97,21 @@ struct db_scan_end {
 	const char *status;   /* ok | errors | interrupted | failed */
 	uint64_t files, bytes, errors;
 	uint64_t unchanged, changed, added, moved, deleted; /* incremental */
+	uint64_t unavailable;
+	int background;
+	double yield_s;
 	double walk_s, locate_s, read_s, extract_s, store_s, wall_s;
 	const char *message;
 };
 int db_scan_end(struct db *db, const struct db_scan_end *e, struct sl_err *err);
 
-
-/* Flags: DB_CSV (else JSON lines), DB_EXTENDED (after the contract's keys:
- * phash as 16 hex digits, warnings, placement). */
 /* ---- incremental scans (diff.c) ---- */
 
 struct ftab;
 
 struct db_diff {
 	uint64_t unchanged, changed, added, moved;
+	uint64_t unavailable;    /* missing, on a file system this scan did not see */
 	struct {
 		uint32_t file;   /* ftab index */
 		int64_t id;      /* its record */
@@ -150,9 +151,16 @@ int db_mark_deleted(struct db *db, const struct db_diff *d, uint64_t *count, str
 /* Delete the records marked deleted more than `days` days ago (0: all). */
 int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err);
 
-enum db_format { DB_JSONL = 0, DB_CSV = 1, DB_EXTENDED = 2 };
-/* Write one record per live file, ordered by path. */
+/* Flags: DB_CSV (else JSON lines); DB_EXTENDED (after the contract's keys:
+ * phash as 16 hex digits, warnings, placement); DB_SCANS (the scans table
+ * instead, one row per run, by id). */
+enum db_format { DB_JSONL = 0, DB_CSV = 1, DB_EXTENDED = 2, DB_SCANS = 4 };
+/* Write one record per live file, ordered by path (or per scan). */
 int db_export(struct db *db, FILE *out, int format, struct sl_err *err);
+
+/* The last n scans, newest first, one line each (when, how started, how it
+ * ended, what it found, how long it took), for `service status`. */
+int db_scan_history(struct db *db, int n, FILE *out, struct sl_err *err);
 
 /* Within db/: apply migrations up to DB_SCHEMA_VERSION (schema.c);
  * db_migrate_to stops at version target (tests build old databases). */

@@ -12,7 +12,8 @@
  *     follows it;
  *   otherwise new: read, and after reading, a missing record with the same
  *     size and content hash is taken over (a move across file systems).
- * Records no walked file took are missing: deleted after a complete scan.
+ * Records no walked file took are missing: deleted after a complete scan,
+ * unless their file system was not walked at all (unavailable: kept).
  */
 #include <stdlib.h>
 #include <string.h>
@@ -180,6 +181,20 @@ static int add_move(struct db_diff *d, uint32_t file, int64_t id, int moved)
 	return 0;
 }
 
+/* Whether this scan walked the file system a record lives on.  Files on a
+ * file system that is not there (a drive not plugged in, its empty mount
+ * point walked instead) are unavailable, not deleted. */
+static int walked_fs(const struct db *db, int64_t fs_id)
+{
+	size_t i;
+	if (fs_id == 0)
+		return 1; /* recorded before file systems were: cannot tell */
+	for (i = 0; i < db->nfs; i++)
+		if (db->fs_ids[i] == fs_id)
+			return 1;
+	return 0;
+}
+
 int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots,
 	    struct db_diff *d, struct sl_err *err)
 {
@@ -264,6 +279,10 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots,
 	for (i = 0; i < d->nrecs; i++) {
 		if (recs[i].taken)
 			continue;
+		if (!walked_fs(db, recs[i].fs_id)) {
+			d->unavailable++;
+			continue;
+		}
 		if (sl_grow(&d->missing, &d->cap_missing, d->nmissing + 1, sizeof(*d->missing)) != 0) {
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "diff: out of memory");
 			goto out;

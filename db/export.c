@@ -7,11 +7,13 @@
 #include "common/strbuf.h"
 #include "db/db.h"
 
-/* The export contract: these keys, in this order, null where unknown. */
-static const struct {
+struct col {
 	const char *key;
 	const char *expr;
-} cols[] = {
+};
+
+/* The export contract: these keys, in this order, null where unknown. */
+static const struct col cols[] = {
 	{"path", "path"},
 	{"size", "size"},
 	{"mtime", "mtime_ns / 1e9"},
@@ -35,25 +37,51 @@ static const struct {
 	{"error", "error"},
 };
 /* With DB_EXTENDED, after the contract's keys. */
-static const struct {
-	const char *key;
-	const char *expr;
-} extra[] = {
+static const struct col extra[] = {
 	{"phash", "CASE WHEN phash IS NULL THEN NULL ELSE printf('%016llx', phash) END"},
 	{"warnings", "warnings"},
 	{"placement", "placement"},
 };
+/* DB_SCANS: one row per run, for trends (docs/schema.md). */
+static const struct col scan_cols[] = {
+	{"id", "id"},
+	{"started_at", "started_at"},
+	{"finished_at", "finished_at"},
+	{"status", "status"},
+	{"command", "command"},
+	{"order", "order_requested"},
+	{"roots", "roots"},
+	{"files_read", "files"},
+	{"bytes_read", "bytes"},
+	{"errors", "errors"},
+	{"unchanged", "unchanged"},
+	{"changed", "changed"},
+	{"added", "added"},
+	{"moved", "moved"},
+	{"deleted", "deleted"},
+	{"unavailable", "unavailable"},
+	{"background", "background"},
+	{"yield_s", "yield_s"},
+	{"walk_s", "walk_s"},
+	{"locate_s", "locate_s"},
+	{"read_s", "read_s"},
+	{"extract_s", "extract_s"},
+	{"store_s", "store_s"},
+	{"wall_s", "wall_s"},
+	{"jobs", "jobs"},
+	{"pid", "pid"},
+	{"version", "version"},
+	{"message", "message"},
+};
 #define NCOLS (sizeof(cols) / sizeof(cols[0]))
 #define NEXTRA (sizeof(extra) / sizeof(extra[0]))
+#define NSCAN (sizeof(scan_cols) / sizeof(scan_cols[0]))
 
-static const char *col_key(size_t i)
+static const struct col *col_at(int format, size_t i)
 {
-	return i < NCOLS ? cols[i].key : extra[i - NCOLS].key;
-}
-
-static const char *col_expr(size_t i)
-{
-	return i < NCOLS ? cols[i].expr : extra[i - NCOLS].expr;
+	if (format & DB_SCANS)
+		return &scan_cols[i];
+	return i < NCOLS ? &cols[i] : &extra[i - NCOLS];
 }
 
 static void csv_field(FILE *out, const unsigned char *s, int n)
@@ -76,21 +104,26 @@ static void csv_field(FILE *out, const unsigned char *s, int n)
 }
 
 /* The statement text, from the tables above only (no caller input). */
-static int build_sql(int csv, size_t ncols, struct strbuf *sql)
+static int build_sql(int format, size_t ncols, struct strbuf *sql)
 {
+	int csv = (format & DB_CSV) != 0;
 	size_t i;
 
 	sb_adds(sql, csv ? "SELECT " : "SELECT json_object(");
 	for (i = 0; i < ncols; i++) {
+		const struct col *c = col_at(format, i);
 		if (i)
 			sb_addc(sql, ',');
 		if (csv)
-			sb_adds(sql, col_expr(i));
+			sb_adds(sql, c->expr);
 		else
-			sb_addf(sql, "'%s',%s", col_key(i), col_expr(i));
+			sb_addf(sql, "'%s',%s", c->key, c->expr);
 	}
 	sb_adds(sql, csv ? "" : ")");
-	sb_adds(sql, " FROM files WHERE deleted_at IS NULL ORDER BY path");
+	if (format & DB_SCANS)
+		sb_adds(sql, " FROM scans ORDER BY id");
+	else
+		sb_adds(sql, " FROM files WHERE deleted_at IS NULL ORDER BY path");
 	return sql->oom ? -1 : 0;
 }
 
@@ -99,10 +132,11 @@ int db_export(struct db *db, FILE *out, int format, struct sl_err *err)
 	struct strbuf sql = STRBUF_INIT;
 	sqlite3_stmt *st = NULL;
 	int csv = (format & DB_CSV) != 0;
-	size_t i, ncols = NCOLS + ((format & DB_EXTENDED) ? NEXTRA : 0);
+	size_t i, ncols = (format & DB_SCANS) ? NSCAN
+				: NCOLS + ((format & DB_EXTENDED) ? NEXTRA : 0);
 	int rc;
 
-	if (build_sql(csv, ncols, &sql) != 0) {
+	if (build_sql(format, ncols, &sql) != 0) {
 		sb_free(&sql);
 		return SL_FAIL(err, SL_E_NOMEM, 0, "export: out of memory");
 	}
@@ -112,7 +146,7 @@ int db_export(struct db *db, FILE *out, int format, struct sl_err *err)
 		return DB_FAIL(db->h, err, "prepare export");
 	if (csv) {
 		for (i = 0; i < ncols; i++)
-			fprintf(out, "%s%s", i ? "," : "", col_key(i));
+			fprintf(out, "%s%s", i ? "," : "", col_at(format, i)->key);
 		fputc('\n', out);
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
@@ -138,4 +172,38 @@ int db_export(struct db *db, FILE *out, int format, struct sl_err *err)
 	if (fflush(out) != 0 || ferror(out))
 		return SL_FAIL(err, SL_E_IO, 0, "export: write error");
 	return SL_OK;
+}
+
+int db_scan_history(struct db *db, int n, FILE *out, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc;
+
+	if (sqlite3_prepare_v2(db->h,
+			       "SELECT id, started_at, command, status, coalesce(unchanged,0),"
+			       " coalesce(changed,0), coalesce(added,0), coalesce(moved,0),"
+			       " coalesce(deleted,0), coalesce(files,0), coalesce(errors,0),"
+			       " coalesce(wall_s,0), coalesce(yield_s,0)"
+			       " FROM scans ORDER BY id DESC LIMIT ?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare scan history");
+	sqlite3_bind_int(st, 1, n);
+	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		fprintf(out,
+			"  #%lld %s %-9s %-11s %lld unchanged, %lld changed, %lld new, %lld moved,"
+			" %lld deleted; read %lld files (%lld errors) in %.1f s",
+			sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
+			(const char *)sqlite3_column_text(st, 2),
+			(const char *)sqlite3_column_text(st, 3), sqlite3_column_int64(st, 4),
+			sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6),
+			sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8),
+			sqlite3_column_int64(st, 9), sqlite3_column_int64(st, 10),
+			sqlite3_column_double(st, 11));
+		if (sqlite3_column_double(st, 12) > 0)
+			fprintf(out, ", %.1f s waiting for other I/O", sqlite3_column_double(st, 12));
+		fputc('\n', out);
+	}
+	rc = rc == SQLITE_DONE ? SL_OK : DB_FAIL(db->h, err, "scan history");
+	sqlite3_finalize(st);
+	return rc;
 }

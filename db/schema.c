@@ -68,7 +68,15 @@ static const char *const migrations[] = {
 	"ALTER TABLE scans ADD COLUMN added INTEGER;"
 	"ALTER TABLE scans ADD COLUMN moved INTEGER;"
 	"ALTER TABLE scans ADD COLUMN deleted INTEGER;",
+	/* 3 -> 4: background runs (--background) and how long they waited for
+	 * other I/O; files kept because their file system was absent */
+	"ALTER TABLE scans ADD COLUMN background INTEGER;"
+	"ALTER TABLE scans ADD COLUMN yield_s REAL;"
+	"ALTER TABLE scans ADD COLUMN unavailable INTEGER;",
 };
+
+_Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,
+	       "DB_SCHEMA_VERSION is the number of migrations");
 
 int db_migrate(sqlite3 *h, struct sl_err *err)
 {

@@ -10,6 +10,7 @@
 #include "common/strbuf.h"
 #include "common/sys.h"
 #include "indexer/reader.h"
+#include "indexer/yield.h"
 
 #define QUEUE_CAP 1024
 
@@ -184,6 +185,8 @@ struct rgroup {
 	int sequential;             /* one reader, following the plan strictly */
 	atomic_ullong files, bytes; /* actually read */
 	double end;
+	double yield_s;             /* summed over its readers, under stat_mu */
+	uint64_t pauses;
 };
 
 struct pipe {
@@ -223,6 +226,33 @@ static void set_fatal(struct pipe *P, const struct sl_err *e)
 static int stopping(struct pipe *P)
 {
 	return atomic_load(&P->stop) || (P->o->cancel && atomic_load(P->o->cancel));
+}
+
+static int stop_cb(void *ctx)
+{
+	return stopping(ctx);
+}
+
+/* A reader in background mode lowers its priority and watches its disk. */
+static struct yd *reader_begin(struct pipe *P, struct rgroup *g, struct yd *y)
+{
+	char how[160];
+
+	if (!P->o->background)
+		return NULL;
+	sys_background(how, sizeof(how));
+	yd_init(y, g->g->name);
+	return y;
+}
+
+static void reader_end(struct pipe *P, struct rgroup *g, const struct yd *y)
+{
+	if (!y)
+		return;
+	pthread_mutex_lock(&P->stat_mu);
+	g->yield_s += y->waited;
+	g->pauses += y->pauses;
+	pthread_mutex_unlock(&P->stat_mu);
 }
 
 /* Bookkeeping when a reader ends (or stands in for one that never ran):
@@ -344,7 +374,7 @@ static void open_file(struct pipe *P, size_t pos, struct opened *o)
 
 /* Read an opened file and queue its bytes: whole when small, else chunk
  * by chunk.  Takes o's path and handle. */
-static void read_file(struct pipe *P, struct rgroup *g, struct opened *o)
+static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct yd *y)
 {
 	uint32_t file = o->file;
 	const struct ft_file *f = &P->ft->files[file];
@@ -398,6 +428,8 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o)
 		size_t got = 0;
 		int last;
 
+		if (y && seq > 0)
+			yd_wait(y, stop_cb, P);
 		budget_take(&P->budget, want);
 		buf = malloc(want ? want : 1);
 		if (!buf) {
@@ -462,7 +494,7 @@ oom:
 #define AHEAD_FILES 16
 #define AHEAD_BYTES ((uint64_t)16 << 20)
 
-static void read_sequential(struct pipe *P, struct rgroup *g)
+static void read_sequential(struct pipe *P, struct rgroup *g, struct yd *y)
 {
 	struct opened ring[AHEAD_FILES];
 	size_t head = 0, n = 0, next = 0;
@@ -470,6 +502,10 @@ static void read_sequential(struct pipe *P, struct rgroup *g)
 
 	while (!stopping(P)) {
 		struct opened *o;
+		/* before queueing more read-ahead: that is what competes with
+		 * someone else's I/O */
+		if (y)
+			yd_wait(y, stop_cb, P);
 		while (n < AHEAD_FILES && next < g->g->count && (n == 0 || ahead < AHEAD_BYTES)) {
 			o = &ring[(head + n) % AHEAD_FILES];
 			open_file(P, g->g->first + next, o);
@@ -488,7 +524,7 @@ static void read_sequential(struct pipe *P, struct rgroup *g)
 		n--;
 		if (o->rc == SL_OK && o->info.size <= P->whole_max)
 			ahead -= o->info.size;
-		read_file(P, g, o);
+		read_file(P, g, o, y);
 	}
 	while (n > 0) { /* stopped early: let go of what was opened ahead */
 		struct opened *o = &ring[head];
@@ -503,19 +539,24 @@ static void *reader_main(void *arg)
 {
 	struct rgroup *g = arg;
 	struct pipe *P = g->P;
+	struct yd ys, *y = reader_begin(P, g, &ys);
 
 	if (g->sequential) {
-		read_sequential(P, g);
+		read_sequential(P, g, y);
 	} else {
 		while (!stopping(P)) {
 			struct opened o;
-			size_t i = atomic_fetch_add(&g->cursor, 1);
+			size_t i;
+			if (y)
+				yd_wait(y, stop_cb, P);
+			i = atomic_fetch_add(&g->cursor, 1);
 			if (i >= g->g->count)
 				break;
 			open_file(P, g->g->first + i, &o);
-			read_file(P, g, &o);
+			read_file(P, g, &o, y);
 		}
 	}
+	reader_end(P, g, y);
 	reader_exit(P, g);
 	return NULL;
 }
@@ -630,6 +671,10 @@ static void *extractor_main(void *arg)
 	struct item *it;
 	double busy = 0;
 
+	if (P->o->background) {
+		char how[160];
+		sys_background(how, sizeof(how));
+	}
 	while ((it = q_pop(&P->xq, 0, NULL)) != NULL) {
 		double t = sys_now();
 		process(P, it);
@@ -818,6 +863,8 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 		gstats[g].read_s = (P.groups[g].end ? P.groups[g].end : P.read_end) - P.t0;
 		gstats[g].files = atomic_load(&P.groups[g].files);
 		gstats[g].bytes = atomic_load(&P.groups[g].bytes);
+		gstats[g].yield_s = P.groups[g].yield_s;
+		gstats[g].pauses = P.groups[g].pauses;
 	}
 	st->groups = gstats;
 	st->ngroups = pl->ngroups;

@@ -69,6 +69,8 @@ struct px_opts {
 	int keep_cache;      /* do not drop the pages this scan brought in */
 	int phash;           /* compute perceptual hashes of JPEGs read whole */
 	int read_only;       /* read and discard: no hash, no extraction (bench) */
+	int background;      /* every thread at idle I/O and CPU priority; readers
+				wait while others use their disk (yield.h) */
 	px_read_fn on_read;  /* may be NULL */
 	void *on_read_ctx;
 	atomic_int *cancel;  /* when set: stop starting files, store what is done */
@@ -80,6 +82,8 @@ struct px_group_stats {
 	double read_s;       /* wall time until the group's last reader finished */
 	uint64_t files;      /* files opened and read (to the end or an error) */
 	uint64_t bytes;      /* bytes read */
+	double yield_s;      /* background: seconds its readers waited for others */
+	uint64_t pauses;     /* background: reads held back */
 };
 
 struct px_stats {

@@ -42,6 +42,12 @@ struct dev_info {
  * information (unknown fields say so); returns SL_OK, or SL_E_NOMEM. */
 int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl_err *err);
 
+/* Bytes the whole disk `disk` (dev_info.disk) has transferred, read and
+ * written, by anyone, since it appeared; the background mode compares it
+ * with its own I/O to notice someone else using the disk.  Returns 0, or an
+ * errno value (ENOENT: no such disk; ENOSYS: not known on this platform). */
+int dev_io_bytes(const char *disk, uint64_t *bytes);
+
 /* Human form of a device number ("8:1"). */
 void dev_number(uint64_t st_dev, char *buf, unsigned len);
 

@@ -369,3 +369,30 @@ int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl
 	out->rotational = rotational_of(diskdir, out->how, sizeof(out->how), 0);
 	return SL_OK;
 }
+
+int dev_io_bytes(const char *disk, uint64_t *bytes)
+{
+	char p[128], line[512];
+	unsigned long long f[7];
+	FILE *fp;
+
+	*bytes = 0;
+	if (!disk[0] || strchr(disk, '/'))
+		return ENOENT;
+	snprintf(p, sizeof(p), "/sys/class/block/%s/stat", disk);
+	fp = fopen(p, "re");
+	if (!fp)
+		return errno;
+	if (!fgets(line, sizeof(line), fp)) {
+		fclose(fp);
+		return EIO;
+	}
+	fclose(fp);
+	/* Documentation/block/stat.rst: reads, merges, sectors read, ticks,
+	 * writes, merges, sectors written...; sectors are always 512 bytes */
+	if (sscanf(line, "%llu %llu %llu %llu %llu %llu %llu", &f[0], &f[1], &f[2], &f[3], &f[4],
+		   &f[5], &f[6]) != 7)
+		return EIO;
+	*bytes = ((uint64_t)f[2] + (uint64_t)f[6]) * 512u;
+	return 0;
+}

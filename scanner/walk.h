@@ -17,6 +17,7 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "scanner/exclude.h"
 #include "scanner/ftab.h"
 
 /* Directories nested deeper than this are recorded as failed, not descended:
@@ -34,6 +35,7 @@ struct walk_opts {
 	atomic_int *cancel;          /* when set (may be NULL): stop with SL_E_CANCELLED */
 	const struct walk_skip *skip; /* files to leave out */
 	size_t nskip;
+	const struct excl *exclude;  /* patterns to leave out (may be NULL) */
 };
 
 struct walk_stats {
@@ -44,6 +46,8 @@ struct walk_stats {
 	uint64_t other_fs;  /* mount points not descended */
 	uint64_t repeats;   /* directories reached a second time */
 	uint64_t excluded;  /* files in walk_opts.skip */
+	uint64_t excl_files; /* files and directories left out by pattern */
+	uint64_t excl_dirs;
 	uint64_t dir_errors;
 };
 

@@ -19,6 +19,8 @@ struct walker {
 	const struct walk_opts *o;
 	struct walk_stats *st;
 	struct strbuf msg;
+	struct strbuf path;  /* current directory, kept only for path patterns */
+	struct strbuf full;  /* scratch: path/name */
 };
 
 /* A subdirectory waiting to be descended once its parent has been read. */
@@ -63,6 +65,25 @@ static int record_dir_error(struct walker *w, uint32_t dir, const char *op, int 
 
 static int walk_dir(struct walker *w, int fd, uint32_t dir, uint64_t dev, uint16_t devidx,
 		    int depth, struct sl_err *err);
+
+static int paths(const struct walker *w)
+{
+	return w->o->exclude && w->o->exclude->any_path;
+}
+
+/* Whether the entry `name` of the current directory is left out by pattern. */
+static int excluded(struct walker *w, const char *name)
+{
+	const struct excl *x = w->o->exclude;
+
+	if (!x || !x->n)
+		return 0;
+	if (!x->any_path)
+		return ex_match(x, NULL, name);
+	sb_reset(&w->full);
+	sb_addf(&w->full, "%s%s%s", w->path.p, w->path.len > 1 ? "/" : "", name);
+	return !w->full.oom && ex_match(x, w->full.p, name);
+}
 
 static int descend(struct walker *w, int parent_fd, const struct pending *p, uint64_t dev,
 		   uint16_t devidx, int depth, struct sl_err *err)
@@ -109,6 +130,17 @@ static int descend(struct walker *w, int parent_fd, const struct pending *p, uin
 			return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
 		w->st->repeats++;
 		return SL_OK;
+	}
+	if (paths(w)) {
+		size_t keep = w->path.len;
+		sb_addf(&w->path, "%s%s", keep > 1 ? "/" : "", name);
+		if (w->path.oom) {
+			close(fd);
+			return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+		}
+		r = walk_dir(w, fd, p->dir, (uint64_t)st.st_dev, sub_idx, depth + 1, err);
+		sb_truncate(&w->path, keep);
+		return r;
 	}
 	return walk_dir(w, fd, p->dir, (uint64_t)st.st_dev, sub_idx, depth + 1, err);
 }
@@ -159,7 +191,12 @@ static int walk_dir(struct walker *w, int fd, uint32_t dir, uint64_t dev, uint16
 			type = S_ISREG(st.st_mode) ? DT_REG : S_ISDIR(st.st_mode) ? DT_DIR
 				: S_ISLNK(st.st_mode) ? DT_LNK : DT_FIFO;
 		}
-		if (type == DT_REG && skipped(w->o, dev, (uint64_t)de->d_ino)) {
+		if ((type == DT_REG || type == DT_DIR) && excluded(w, name)) {
+			if (type == DT_REG)
+				w->st->excl_files++;
+			else
+				w->st->excl_dirs++;
+		} else if (type == DT_REG && skipped(w->o, dev, (uint64_t)de->d_ino)) {
 			w->st->excluded++;
 		} else if (type == DT_REG) {
 			rc = ftab_add_file(w->ft, dir, name, len, (uint64_t)de->d_ino, devidx, NULL,
@@ -230,7 +267,7 @@ static int add_single_file(struct walker *w, const char *abs, const struct stat 
 int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 	      struct walk_stats *st, struct sl_err *err)
 {
-	struct walker w = {ft, o, st, STRBUF_INIT};
+	struct walker w = {ft, o, st, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT};
 	struct strbuf abs = STRBUF_INIT;
 	struct stat sb;
 	uint16_t devidx;
@@ -268,6 +305,13 @@ int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 		rc = SL_OK;
 		goto out;
 	}
+	if (paths(&w)) {
+		sb_adds(&w.path, abs.p);
+		if (w.path.oom) {
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+			goto out;
+		}
+	}
 	rc = ftab_dev(ft, (uint64_t)sb.st_dev, &devidx, err);
 	if (rc == SL_OK)
 		rc = ftab_add_dir(ft, FT_NONE, abs.p, abs.len, &dir, err);
@@ -280,5 +324,7 @@ out:
 		close(fd);
 	sb_free(&abs);
 	sb_free(&w.msg);
+	sb_free(&w.path);
+	sb_free(&w.full);
 	return rc;
 }

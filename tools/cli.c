@@ -7,7 +7,7 @@
 
 #include "common/sys.h"
 
-int cli_roots(const char *cmd, char **argv, int argc, struct prep *p)
+int cli_roots(const char *cmd, char *const *argv, int argc, int skip_missing, struct prep *p)
 {
 	struct strbuf sb = STRBUF_INIT;
 	struct sl_err e;
@@ -18,6 +18,11 @@ int cli_roots(const char *cmd, char **argv, int argc, struct prep *p)
 		return SL_E_NOMEM;
 	for (i = 0; i < argc; i++) {
 		if (walk_canonical(argv[i], &sb, &e) != SL_OK) {
+			if (skip_missing) {
+				fprintf(stderr, "seekless %s: %s; skipped (its records are kept)\n",
+					cmd, e.msg);
+				continue;
+			}
 			cli_usage_error(cmd, "%s", e.msg);
 			sb_free(&sb);
 			return SL_E_USAGE;
@@ -29,15 +34,20 @@ int cli_roots(const char *cmd, char **argv, int argc, struct prep *p)
 		}
 	}
 	sb_free(&sb);
+	if (p->nroots == 0) {
+		fprintf(stderr, "seekless %s: none of the roots can be accessed\n", cmd);
+		return SL_E_IO;
+	}
 	return SL_OK;
 }
 
-int cli_walk(struct prep *p, int cross_fs, const char *dbpath, atomic_int *cancel,
-	     struct sl_err *err)
+int cli_walk(struct prep *p, int cross_fs, const struct excl *exclude, const char *dbpath,
+	     atomic_int *cancel, struct sl_err *err)
 {
 	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", ".lock"};
 	struct walk_skip skip[5];
-	struct walk_opts wo = {.cross_fs = cross_fs, .cancel = cancel, .skip = skip};
+	struct walk_opts wo = {.cross_fs = cross_fs, .cancel = cancel, .skip = skip,
+			       .exclude = exclude};
 	struct strbuf sb = STRBUF_INIT;
 	double t;
 	size_t i;
@@ -63,11 +73,11 @@ int cli_walk(struct prep *p, int cross_fs, const char *dbpath, atomic_int *cance
 	return SL_OK;
 }
 
-int cli_prepare(struct prep *p, int cross_fs, const char *dbpath, atomic_int *cancel,
-		struct sl_err *err)
+int cli_prepare(struct prep *p, int cross_fs, const struct excl *exclude, const char *dbpath,
+		atomic_int *cancel, struct sl_err *err)
 {
 	double t;
-	int rc = cli_walk(p, cross_fs, dbpath, cancel, err);
+	int rc = cli_walk(p, cross_fs, exclude, dbpath, cancel, err);
 	if (rc != SL_OK)
 		return rc;
 	t = sys_now();
@@ -87,14 +97,81 @@ void cli_prep_free(struct prep *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int cli_db_path(const char *opt, struct strbuf *out)
+int cli_config(const char *cmd, const char *config_path, struct cfg *c)
 {
-	if (opt) {
+	struct sl_err e;
+	int rc = cfg_load(c, config_path, &e);
+	if (rc != SL_OK)
+		cli_error(cmd, &e);
+	return rc;
+}
+
+int cli_db_path(const char *opt, const struct cfg *c, struct strbuf *out)
+{
+	const char *p = opt ? opt : c ? c->db : NULL;
+	if (p) {
 		sb_reset(out);
-		sb_adds(out, opt);
+		sb_adds(out, p);
 		return out->oom ? -1 : 0;
 	}
 	return sys_default_db_path(out);
+}
+
+int cli_excludes(const char *cmd, const struct cfg *c, char *const *extra, size_t nextra,
+		 struct excl *out)
+{
+	struct sl_err e;
+	size_t i;
+	int rc = SL_OK;
+
+	memset(out, 0, sizeof(*out));
+	for (i = 0; rc == SL_OK && i < c->nexcludes; i++)
+		rc = ex_add(out, c->excludes[i], &e);
+	for (i = 0; rc == SL_OK && i < nextra; i++)
+		rc = ex_add(out, extra[i], &e);
+	if (rc != SL_OK) {
+		if (rc == SL_E_USAGE)
+			cli_usage_error(cmd, "%s", e.msg);
+		else
+			cli_error(cmd, &e);
+		ex_free(out);
+	}
+	return rc;
+}
+
+int cli_roots_or_config(const char *cmd, char *const *argv, int argc, const struct cfg *c,
+			struct prep *p)
+{
+	if (argc > 0)
+		return cli_roots(cmd, argv, argc, 0, p);
+	if (c->nroots == 0) {
+		if (c->read.len)
+			cli_usage_error(cmd, "no ROOT given, and none in %s", c->read.p);
+		else
+			cli_usage_error(cmd, "no ROOT given, and no configuration file names one");
+		return SL_E_USAGE;
+	}
+	return cli_roots(cmd, c->roots, (int)c->nroots, 1, p);
+}
+
+int cli_index_path(const char *cmd, const char *dbopt, const char *config_path,
+		   struct strbuf *out)
+{
+	struct cfg c;
+	int rc;
+
+	cfg_init(&c);
+	if (!dbopt && cli_config(cmd, config_path, &c) != SL_OK) {
+		cfg_free(&c);
+		return EXIT_USAGE;
+	}
+	rc = cli_db_path(dbopt, &c, out);
+	cfg_free(&c);
+	if (rc != 0) {
+		cli_usage_error(cmd, "no --db given and no home directory for the default");
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
 }
 
 void cli_error(const char *cmd, const struct sl_err *e)
@@ -122,6 +199,8 @@ int cli_exit_code(int rc)
 		return EXIT_OK;
 	if (rc == SL_E_USAGE)
 		return EXIT_USAGE;
+	if (rc == SL_E_CANCELLED)
+		return EXIT_INTERRUPTED;
 	if (sl_code_is_fatal(rc))
 		return EXIT_FATAL;
 	return EXIT_FILE_ERRORS;

@@ -11,16 +11,19 @@
 #include "common/err.h"
 #include "common/strbuf.h"
 #include "scanner/device.h"
+#include "scanner/exclude.h"
 #include "scanner/ftab.h"
 #include "scanner/locate.h"
 #include "scanner/plan.h"
 #include "scanner/walk.h"
+#include "tools/config.h"
 
 enum {
 	EXIT_OK = 0,
 	EXIT_FILE_ERRORS = 1, /* finished; some files carry errors */
 	EXIT_USAGE = 2,
-	EXIT_FATAL = 3        /* database or resource failure; interrupted */
+	EXIT_FATAL = 3,       /* database or resource failure */
+	EXIT_INTERRUPTED = 4  /* stopped by SIGINT/SIGTERM; what was read is stored */
 };
 
 /* What walk and locate found for a set of roots. */
@@ -34,22 +37,45 @@ struct prep {
 	size_t nroots;
 };
 
-/* Canonicalise the roots (usage error if one cannot be accessed: reported
- * on stderr, returns SL_E_USAGE). */
-int cli_roots(const char *cmd, char **argv, int argc, struct prep *p);
+/* Canonicalise the roots.  One that cannot be accessed is a usage error
+ * (reported on stderr, returns SL_E_USAGE), unless skip_missing: then it is
+ * reported as skipped, and only having no root left is an error. */
+int cli_roots(const char *cmd, char *const *argv, int argc, int skip_missing, struct prep *p);
 
 /* Walk every root, leaving out the files of the index at dbpath (may be
- * NULL); timed in p->walk_s.  Returns SL_OK or a fatal error. */
-int cli_walk(struct prep *p, int cross_fs, const char *dbpath, atomic_int *cancel,
-	     struct sl_err *err);
+ * NULL) and what matches exclude (may be NULL); timed in p->walk_s.
+ * Returns SL_OK or a fatal error. */
+int cli_walk(struct prep *p, int cross_fs, const struct excl *exclude, const char *dbpath,
+	     atomic_int *cancel, struct sl_err *err);
 
 /* cli_walk, then locate every file (stat and extent map). */
-int cli_prepare(struct prep *p, int cross_fs, const char *dbpath, atomic_int *cancel,
-		struct sl_err *err);
+int cli_prepare(struct prep *p, int cross_fs, const struct excl *exclude, const char *dbpath,
+		atomic_int *cancel, struct sl_err *err);
 void cli_prep_free(struct prep *p);
 
-/* --db, or the default location. */
-int cli_db_path(const char *opt, struct strbuf *out);
+/* Load the configuration (config.h): config_path, or the default files.
+ * Errors are printed for cmd.  Returns SL_OK or the error. */
+int cli_config(const char *cmd, const char *config_path, struct cfg *c);
+
+/* The index: --db (opt), else the configuration's db, else the default
+ * location.  Returns 0, or -1 when there is no home directory. */
+int cli_db_path(const char *opt, const struct cfg *c, struct strbuf *out);
+
+/* The exclude patterns: the configuration's, then those given on the
+ * command line.  Errors printed.  Returns SL_OK or the error. */
+int cli_excludes(const char *cmd, const struct cfg *c, char *const *extra, size_t nextra,
+		 struct excl *out);
+
+/* The roots: those on the command line, else the configuration's (then a
+ * missing one is skipped, not an error: a drive not plugged in).  Usage
+ * error when there are none.  Returns SL_OK or the error (printed). */
+int cli_roots_or_config(const char *cmd, char *const *argv, int argc, const struct cfg *c,
+			struct prep *p);
+
+/* For commands that only need the index: load the configuration, then
+ * cli_db_path.  Errors printed.  Returns EXIT_OK or the exit status. */
+int cli_index_path(const char *cmd, const char *dbopt, const char *config_path,
+		   struct strbuf *out);
 
 /* "seekless CMD: message" on stderr; SEEKLESS_DEBUG=1 adds the source
  * location that raised it. */
@@ -76,5 +102,6 @@ int cmd_plan(int argc, char **argv);
 int cmd_export(int argc, char **argv);
 int cmd_bench(int argc, char **argv);
 int cmd_purge(int argc, char **argv);
+int cmd_service(int argc, char **argv);
 
 #endif

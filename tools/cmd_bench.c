@@ -241,22 +241,21 @@ int cmd_bench(int argc, char **argv)
 		cli_usage_error("bench", "no ROOT given");
 		return EXIT_USAGE;
 	}
-	rc = cli_roots("bench", argv + optind, argc - optind, &base);
+	rc = cli_roots("bench", argv + optind, argc - optind, 0, &base);
 	if (rc != SL_OK) {
 		cli_prep_free(&base);
 		return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
 	}
-	if (cli_db_path(dbopt, &dbpath) != 0) {
-		cli_usage_error("bench", "no --db given and no home directory for the default");
+	if ((rc = cli_index_path("bench", dbopt, NULL, &dbpath)) != EXIT_OK) {
 		cli_prep_free(&base);
-		return EXIT_USAGE;
+		return rc;
 	}
 	sys_raise_fd_limit();
 	sys_on_interrupt(&cancel);
 	rc = db_open(dbpath.p, 1, &db, &e);
 	/* one warm walk to learn which files to make cold */
 	if (rc == SL_OK)
-		rc = cli_prepare(&base, cross_fs, dbpath.p, &cancel, &e);
+		rc = cli_prepare(&base, cross_fs, NULL, dbpath.p, &cancel, &e);
 	if (rc != SL_OK) {
 		cli_error("bench", &e);
 		goto out;
@@ -288,7 +287,7 @@ int cmd_bench(int argc, char **argv)
 			p.roots = base.roots; /* borrowed */
 			p.nroots = base.nroots;
 			t = sys_now();
-			rc = cli_prepare(&p, cross_fs, dbpath.p, &cancel, &e);
+			rc = cli_prepare(&p, cross_fs, NULL, dbpath.p, &cancel, &e);
 			if (rc == SL_OK)
 				rc = plan_build(&p.ft, p.devs, order, seed + (uint64_t)r, &pl, &e);
 			res[oi][r].meta = sys_now() - t;

@@ -7,7 +7,8 @@
 #include "tools/cli.h"
 
 static const char help[] =
-	"usage: seekless export [--db PATH] [--format jsonl|csv]\n"
+	"usage: seekless export [--db PATH] [--config FILE] [--format jsonl|csv]\n"
+	"                       [--extended | --scans]\n"
 	"\n"
 	"Write one record per indexed file (deleted files left out), ordered by\n"
 	"path, to standard output.  Keys (null where unknown): path, size, mtime\n"
@@ -15,22 +16,29 @@ static const char help[] =
 	"orientation, gps_lat, gps_lon, exposure_time, f_number, iso,\n"
 	"focal_length, lens_model, content_hash, phys_offset, fragments, error.\n"
 	"\n"
-	"  --db PATH        the index (default $XDG_DATA_HOME/seekless/index.db)\n"
+	"  --db PATH        the index (default: the configuration's db, else\n"
+	"                   $XDG_DATA_HOME/seekless/index.db)\n"
+	"  --config FILE    read this configuration file only\n"
 	"  --format FORMAT  jsonl (default) or csv\n"
 	"  --extended       add phash (perceptual hash of JPEGs, 16 hex digits),\n"
-	"                   warnings and placement after those keys\n";
+	"                   warnings and placement after those keys\n"
+	"  --scans          one record per scan instead: when, how it ended, what\n"
+	"                   it found (unchanged, changed, added, moved, deleted,\n"
+	"                   unavailable) and its phase timings (docs/schema.md)\n";
 
 int cmd_export(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"db", required_argument, NULL, 'd'},
+		{"config", required_argument, NULL, 'C'},
 		{"format", required_argument, NULL, 'f'},
 		{"extended", no_argument, NULL, 'x'},
+		{"scans", no_argument, NULL, 's'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct strbuf dbpath = STRBUF_INIT;
-	const char *dbopt = NULL;
+	const char *dbopt = NULL, *config = NULL;
 	struct db *db = NULL;
 	struct sl_err e;
 	int format = DB_JSONL, extended = 0, c, rc;
@@ -39,6 +47,7 @@ int cmd_export(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': dbopt = optarg; break;
+		case 'C': config = optarg; break;
 		case 'f':
 			if (strcmp(optarg, "jsonl") == 0 || strcmp(optarg, "json") == 0)
 				format = DB_JSONL;
@@ -49,7 +58,8 @@ int cmd_export(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
-		case 'x': extended = DB_EXTENDED; break;
+		case 'x': extended |= DB_EXTENDED; break;
+		case 's': extended |= DB_SCANS; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); return EXIT_USAGE;
 		}
@@ -58,10 +68,8 @@ int cmd_export(int argc, char **argv)
 		cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (cli_db_path(dbopt, &dbpath) != 0) {
-		cli_usage_error("export", "no --db given and no home directory for the default");
-		return EXIT_USAGE;
-	}
+	if ((rc = cli_index_path("export", dbopt, config, &dbpath)) != EXIT_OK)
+		return rc;
 	rc = db_open(dbpath.p, 0, &db, &e);
 	if (rc == SL_OK)
 		rc = db_export(db, stdout, format | extended, &e);

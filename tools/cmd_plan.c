@@ -9,17 +9,22 @@
 #include "tools/cli.h"
 
 static const char help[] =
-	"usage: seekless plan [--order ORDER] [--json] [--seed N] [--cross-fs] ROOT...\n"
+	"usage: seekless plan [--order ORDER] [--json] [--seed N] [--cross-fs]\n"
+	"                     [--exclude GLOB] [--config FILE] [ROOT...]\n"
 	"\n"
-	"Walk ROOTs, locate every file on disk and print the order a scan would\n"
-	"read them in, disk by disk, with the order chosen for each disk and why.\n"
-	"Nothing is read and the index is not touched.\n"
+	"Walk ROOTs (default: the configuration's roots), locate every file on\n"
+	"disk and print the order a scan would read them in, disk by disk, with\n"
+	"the order chosen for each disk and why.  Nothing is read and the index\n"
+	"is not touched.\n"
 	"\n"
-	"  --order ORDER  auto (default), physical, inode, fs, path or random\n"
-	"  --json         one JSON document instead of a table\n"
-	"  --seed N       seed for --order random\n"
-	"  --cross-fs     descend into file systems mounted below a root\n"
-	"  --db PATH      accepted for symmetry with the other commands\n"
+	"  --order ORDER   auto (default), physical, inode, fs, path or random\n"
+	"  --json          one JSON document instead of a table\n"
+	"  --seed N        seed for --order random\n"
+	"  --cross-fs      descend into file systems mounted below a root\n"
+	"  --exclude GLOB  leave out what matches (repeatable; adds to the\n"
+	"                  configuration's; docs/usage.md)\n"
+	"  --config FILE   read this configuration file only\n"
+	"  --db PATH       accepted for symmetry with the other commands\n"
 	"\n"
 	"Text columns: phys_offset (first physical byte on its file system, '-'\n"
 	"when the file has none), fragments, size, device, path.\n";
@@ -212,15 +217,26 @@ int cmd_plan(int argc, char **argv)
 		{"seed", required_argument, NULL, 's'},
 		{"cross-fs", no_argument, NULL, 'x'},
 		{"db", required_argument, NULL, 'd'},
+		{"config", required_argument, NULL, 'C'},
+		{"exclude", required_argument, NULL, 'e'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct prep p;
 	struct plan pl;
 	struct sl_err e;
+	struct cfg cfg;
+	struct excl ex = {0};
+	char **extra = NULL;
+	size_t nextra = 0;
+	const char *config = NULL;
 	uint64_t seed = 0;
-	int order = PLAN_AUTO, json = 0, cross_fs = 0, have_seed = 0, failed, c, rc;
+	int order = -1, json = 0, cross_fs = -1, have_seed = 0, failed, c, rc;
 
+	extra = calloc((size_t)argc + 1, sizeof(*extra));
+	if (!extra)
+		return EXIT_FATAL;
+	cfg_init(&cfg);
 	memset(&p, 0, sizeof(p));
 	memset(&pl, 0, sizeof(pl));
 	optind = 1;
@@ -229,6 +245,7 @@ int cmd_plan(int argc, char **argv)
 		case 'o':
 			if (plan_order_parse(optarg, &order) != 0) {
 				cli_usage_error("plan", "unknown order '%s'", optarg);
+				free(extra);
 				return EXIT_USAGE;
 			}
 			break;
@@ -239,22 +256,31 @@ int cmd_plan(int argc, char **argv)
 			break;
 		case 'x': cross_fs = 1; break;
 		case 'd': break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		case 'C': config = optarg; break;
+		case 'e': extra[nextra++] = optarg; break;
+		case 'h': free(extra); fputs(help, stdout); return EXIT_OK;
+		default: free(extra); fputs(help, stderr); return EXIT_USAGE;
 		}
 	}
-	if (optind >= argc) {
-		cli_usage_error("plan", "no ROOT given");
-		return EXIT_USAGE;
-	}
-	rc = cli_roots("plan", argv + optind, argc - optind, &p);
+	rc = cli_config("plan", config, &cfg);
+	if (rc == SL_OK)
+		rc = cli_excludes("plan", &cfg, extra, nextra, &ex);
+	if (rc == SL_OK)
+		rc = cli_roots_or_config("plan", argv + optind, argc - optind, &cfg, &p);
+	free(extra);
 	if (rc != SL_OK) {
 		cli_prep_free(&p);
+		ex_free(&ex);
+		cfg_free(&cfg);
 		return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
 	}
+	if (order < 0)
+		order = cfg.order >= 0 ? cfg.order : PLAN_AUTO;
+	if (cross_fs < 0)
+		cross_fs = cfg.cross_fs > 0;
 	if (!have_seed)
 		seed = cli_random_seed();
-	rc = cli_prepare(&p, cross_fs, NULL, NULL, &e);
+	rc = cli_prepare(&p, cross_fs, &ex, NULL, NULL, &e);
 	if (rc == SL_OK)
 		rc = plan_build(&p.ft, p.devs, order, seed, &pl, &e);
 	if (rc != SL_OK) {
@@ -268,6 +294,8 @@ int cmd_plan(int argc, char **argv)
 	failed = p.ws.dir_errors || p.ls.failed;
 	plan_free(&pl);
 	cli_prep_free(&p);
+	ex_free(&ex);
+	cfg_free(&cfg);
 	if (rc != SL_OK)
 		return EXIT_FATAL;
 	return failed ? EXIT_FILE_ERRORS : EXIT_OK;

@@ -8,21 +8,27 @@
 #include "tools/cli.h"
 
 static const char help[] =
-	"usage: seekless purge [--db PATH] [--older-than DAYS]\n"
+	"usage: seekless purge [--db PATH] [--config FILE] [--older-than DAYS]\n"
 	"\n"
 	"Delete from the index the records of files that scans found gone\n"
-	"(marked deleted), all of them or those deleted more than DAYS ago.\n";
+	"(marked deleted), all of them or those deleted more than DAYS ago.\n"
+	"\n"
+	"  --db PATH          the index (default: the configuration's db, else\n"
+	"                     $XDG_DATA_HOME/seekless/index.db)\n"
+	"  --config FILE      read this configuration file only\n"
+	"  --older-than DAYS  only records marked deleted more than DAYS ago\n";
 
 int cmd_purge(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"db", required_argument, NULL, 'd'},
+		{"config", required_argument, NULL, 'C'},
 		{"older-than", required_argument, NULL, 'o'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct strbuf dbpath = STRBUF_INIT;
-	const char *dbopt = NULL;
+	const char *dbopt = NULL, *config = NULL;
 	struct db *db = NULL;
 	struct sl_err e;
 	uint64_t n = 0;
@@ -34,6 +40,7 @@ int cmd_purge(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': dbopt = optarg; break;
+		case 'C': config = optarg; break;
 		case 'o':
 			days = strtol(optarg, &end, 10);
 			if (*end || days < 0) {
@@ -49,10 +56,8 @@ int cmd_purge(int argc, char **argv)
 		cli_usage_error("purge", "unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if (cli_db_path(dbopt, &dbpath) != 0) {
-		cli_usage_error("purge", "no --db given and no home directory for the default");
-		return EXIT_USAGE;
-	}
+	if ((rc = cli_index_path("purge", dbopt, config, &dbpath)) != EXIT_OK)
+		return rc;
 	rc = db_open(dbpath.p, 0, &db, &e);
 	if (rc == SL_OK)
 		rc = db_lock(db, &e);

@@ -12,29 +12,43 @@
 
 static const char help[] =
 	"usage: seekless scan [--db PATH] [--order ORDER] [--jobs N] [--progress|--quiet]\n"
-	"                     [--seed N] [--cross-fs] [--keep-cache] [--mem SIZE] ROOT...\n"
+	"                     [--background|--foreground] [--exclude GLOB]... [--full]\n"
+	"                     [--config FILE] [--scheduled] [more options] [ROOT...]\n"
 	"\n"
-	"Index every regular file below ROOTs: where it lies on disk, its format,\n"
-	"dimensions and EXIF metadata, and a content hash.  Files are read disk by\n"
-	"disk in the order given by --order; the summary says which order each\n"
-	"disk got and why.  Files that cannot be read are stored with their error.\n"
+	"Index every regular file below ROOTs (default: the configuration's roots):\n"
+	"where it lies on disk, its format, dimensions and EXIF metadata, and a\n"
+	"content hash.  Files are read disk by disk in the order given by --order;\n"
+	"the summary says which order each disk got and why.  Files that cannot be\n"
+	"read are stored with their error.\n"
 	"Incremental: files the index already has with the same identity, size and\n"
 	"mtime are not read again; moved or renamed files keep their record; files\n"
-	"gone since are marked deleted (seekless purge removes them).  Only one\n"
-	"scan per index runs at a time.\n"
+	"gone since are marked deleted (seekless purge removes them), unless their\n"
+	"whole file system is absent (a drive not plugged in).  Only one scan per\n"
+	"index runs at a time.  SIGINT/SIGTERM stop it after storing what was read\n"
+	"(exit status 4); the next scan goes on from there.\n"
 	"\n"
-	"  --db PATH      the index (default $XDG_DATA_HOME/seekless/index.db)\n"
-	"  --order ORDER  auto (default: physical on disks with a seek penalty,\n"
-	"                 fs order on disks without), physical, inode, fs, path, random\n"
-	"  --jobs N       extractor threads (default: one per CPU)\n"
-	"  --progress     show progress on standard error\n"
-	"  --quiet        print nothing but errors\n"
-	"  --seed N       seed for --order random\n"
-	"  --cross-fs     descend into file systems mounted below a root\n"
-	"  --keep-cache   leave the files this scan read in the page cache\n"
-	"  --no-phash     skip the perceptual hash of JPEGs (on by default)\n"
-	"  --full         read every file again, not only new and changed ones\n"
-	"  --mem SIZE     file bytes held in memory at once (default 64M)\n";
+	"  --db PATH       the index (default: the configuration's db, else\n"
+	"                  $XDG_DATA_HOME/seekless/index.db)\n"
+	"  --config FILE   read this configuration file only (default:\n"
+	"                  /etc/seekless.conf, then ~/.config/seekless/config)\n"
+	"  --order ORDER   auto (default: physical on disks with a seek penalty,\n"
+	"                  fs order on disks without), physical, inode, fs, path, random\n"
+	"  --jobs N        extractor threads (default: one per CPU)\n"
+	"  --progress      show progress on standard error\n"
+	"  --quiet         print nothing but errors\n"
+	"  --background    stay out of the way: idle I/O class, lowest CPU priority,\n"
+	"                  and wait while anyone else uses the disk (docs/usage.md)\n"
+	"  --foreground    the opposite (the default, except for --scheduled)\n"
+	"  --scheduled     run as the service does: in the background unless the\n"
+	"                  configuration says background = no; recorded as such\n"
+	"  --exclude GLOB  leave out files and directories matching GLOB\n"
+	"                  (repeatable; adds to the configuration's excludes)\n"
+	"  --full          read every file again, not only new and changed ones\n"
+	"  --seed N        seed for --order random\n"
+	"  --cross-fs      descend into file systems mounted below a root\n"
+	"  --keep-cache    leave the files this scan read in the page cache\n"
+	"  --no-phash      skip the perceptual hash of JPEGs (on by default)\n"
+	"  --mem SIZE      file bytes held in memory at once (default 64M)\n";
 
 #define MAX_SHOWN_ERRORS 10
 
@@ -74,7 +88,7 @@ static void on_progress(void *ctx, const struct px_progress *p)
 static void print_summary(const struct prep *p, const struct plan *pl, const struct px_stats *st,
 			  const struct scan_ctx *s, const struct db_diff *d, const char *dbpath,
 			  int64_t scan_id, uint64_t marked, uint64_t relinked, int marked_skipped,
-			  double wall, const char *status)
+			  double wall, const char *status, const char *background, int full)
 {
 	char bytes[32];
 	size_t g;
@@ -89,16 +103,32 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 	       " symlinks, %" PRIu64 " special files, %" PRIu64 " other file systems%s\n",
 	       p->walk_s, p->ws.dirs, p->ws.files, p->ws.symlinks, p->ws.special, p->ws.other_fs,
 	       p->ws.excluded ? ", the index's own files" : "");
+	if (p->ws.excl_files || p->ws.excl_dirs)
+		printf("           excluded by pattern: %" PRIu64 " files, %" PRIu64 " directories\n",
+		       p->ws.excl_files, p->ws.excl_dirs);
 	printf("  locate   %7.2f s  stat in inode order, compare with the index, extent maps of "
 	       "the %zu to read (%" PRIu64 " with a physical position)\n",
 	       p->locate_s, pl->n, p->ls.located);
-	printf("  index    %" PRIu64 " unchanged (not read), %" PRIu64 " changed, %" PRIu64
-	       " new, %" PRIu64 " moved or renamed",
-	       d->unchanged, d->changed, d->added, d->moved);
+	if (full)
+		printf("  index    --full: every file read again");
+	else
+		printf("  index    %" PRIu64 " unchanged (not read), %" PRIu64 " changed, %" PRIu64
+		       " new, %" PRIu64 " moved or renamed",
+		       d->unchanged, d->changed, d->added, d->moved);
 	if (relinked)
 		printf(", %" PRIu64 " moved across file systems", relinked);
 	putchar('\n');
 	printf("  read     %7.2f s  wall, all disks in parallel\n", st->read_s);
+	if (background) {
+		double y = 0;
+		uint64_t n = 0;
+		for (g = 0; g < st->ngroups; g++) {
+			y += st->groups[g].yield_s;
+			n += st->groups[g].pauses;
+		}
+		printf("  background: %s; waited %.2f s for other I/O (%" PRIu64 " pauses)\n",
+		       background, y, n);
+	}
 	printf("  extract  %7.2f s  busy, summed over %d workers\n", st->extract_s, st->jobs);
 	printf("  store    %7.2f s  busy, one writer\n", st->store_s);
 	for (g = 0; g < pl->ngroups; g++) {
@@ -121,6 +151,9 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 		       p->ws.dir_errors);
 	else if (marked)
 		printf("  %" PRIu64 " files no longer present marked deleted\n", marked);
+	if (d->unavailable)
+		printf("  %" PRIu64 " files on file systems this scan did not see (not mounted?) kept,"
+		       " not marked deleted\n", d->unavailable);
 	printf("  index %s (scan #%" PRId64 ")\n", dbpath, scan_id);
 	for (i = 0; i < s->nerrors && i < MAX_SHOWN_ERRORS; i++)
 		if (s->shown[i])
@@ -158,6 +191,7 @@ int cmd_scan(int argc, char **argv)
 {
 	static const struct option opts[] = {
 		{"db", required_argument, NULL, 'd'},
+		{"config", required_argument, NULL, 'C'},
 		{"order", required_argument, NULL, 'o'},
 		{"jobs", required_argument, NULL, 'j'},
 		{"progress", no_argument, NULL, 'p'},
@@ -169,13 +203,21 @@ int cmd_scan(int argc, char **argv)
 		{"phash", no_argument, NULL, 'H'},
 		{"no-phash", no_argument, NULL, 'N'},
 		{"full", no_argument, NULL, 'F'},
+		{"background", no_argument, NULL, 'b'},
+		{"foreground", no_argument, NULL, 'f'},
+		{"scheduled", no_argument, NULL, 'S'},
+		{"exclude", required_argument, NULL, 'e'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static atomic_int cancel;
 	struct scan_ctx sc;
 	struct strbuf dbpath = STRBUF_INIT;
-	const char *dbopt = NULL;
+	const char *dbopt = NULL, *config = NULL;
+	char **extra = NULL, bg_how[200];
+	size_t nextra = 0;
+	struct cfg cfg;
+	struct excl ex = {0};
 	struct px_opts po;
 	struct px_stats st;
 	struct prep p;
@@ -185,7 +227,8 @@ int cmd_scan(int argc, char **argv)
 	struct db_scan_end end;
 	struct db_diff diff;
 	uint64_t seed = 0, mem = 0, marked = 0;
-	int order = PLAN_AUTO, cross_fs = 0, have_seed = 0, marked_skipped = 0, full = 0, c, rc, i;
+	int order = -1, cross_fs = -1, have_seed = 0, marked_skipped = 0, full = 0, phash = -1;
+	int background = -1, scheduled = 0, c, rc, i;
 	double t0 = sys_now();
 	const char *status;
 
@@ -195,22 +238,27 @@ int cmd_scan(int argc, char **argv)
 	memset(&p, 0, sizeof(p));
 	memset(&pl, 0, sizeof(pl));
 	memset(&end, 0, sizeof(end));
-	po.phash = 1;
+	memset(&diff, 0, sizeof(diff));
+	cfg_init(&cfg);
+	extra = calloc((size_t)argc + 1, sizeof(*extra));
+	if (!extra)
+		return EXIT_FATAL;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd': dbopt = optarg; break;
+		case 'C': config = optarg; break;
 		case 'o':
 			if (plan_order_parse(optarg, &order) != 0) {
 				cli_usage_error("scan", "unknown order '%s'", optarg);
-				return EXIT_USAGE;
+				goto usage;
 			}
 			break;
 		case 'j':
 			po.jobs = atoi(optarg);
 			if (po.jobs < 1 || po.jobs > 256) {
 				cli_usage_error("scan", "--jobs wants a number from 1 to 256");
-				return EXIT_USAGE;
+				goto usage;
 			}
 			break;
 		case 'p': sc.progress = 1; break;
@@ -221,59 +269,92 @@ int cmd_scan(int argc, char **argv)
 			break;
 		case 'x': cross_fs = 1; break;
 		case 'k': po.keep_cache = 1; break;
-		case 'H': po.phash = 1; break;
-		case 'N': po.phash = 0; break;
+		case 'H': phash = 1; break;
+		case 'N': phash = 0; break;
 		case 'F': full = 1; break;
+		case 'b': background = 1; break;
+		case 'f': background = 0; break;
+		case 'S': scheduled = 1; break;
+		case 'e': extra[nextra++] = optarg; break;
 		case 'm':
 			if (cli_parse_size(optarg, &mem) != 0 || mem < (1u << 20)) {
 				cli_usage_error("scan", "--mem wants a size of at least 1M");
-				return EXIT_USAGE;
+				goto usage;
 			}
 			po.mem_budget = (size_t)mem;
 			break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		case 'h': free(extra); fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); goto usage;
 		}
-	}
-	if (optind >= argc) {
-		cli_usage_error("scan", "no ROOT given");
-		return EXIT_USAGE;
 	}
 	if (sc.progress && sc.quiet) {
 		cli_usage_error("scan", "--progress and --quiet exclude each other");
-		return EXIT_USAGE;
+		goto usage;
 	}
-	rc = cli_roots("scan", argv + optind, argc - optind, &p);
+	rc = cli_config("scan", config, &cfg);
+	if (rc == SL_OK)
+		rc = cli_excludes("scan", &cfg, extra, nextra, &ex);
+	if (rc == SL_OK)
+		rc = cli_roots_or_config("scan", argv + optind, argc - optind, &cfg, &p);
+	free(extra);
+	extra = NULL;
 	if (rc != SL_OK) {
 		cli_prep_free(&p);
+		ex_free(&ex);
+		cfg_free(&cfg);
 		return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
 	}
-	if (cli_db_path(dbopt, &dbpath) != 0) {
+	/* the command line over the configuration over the defaults */
+	if (order < 0)
+		order = cfg.order >= 0 ? cfg.order : PLAN_AUTO;
+	if (cross_fs < 0)
+		cross_fs = cfg.cross_fs > 0;
+	if (!po.jobs && cfg.jobs)
+		po.jobs = cfg.jobs;
+	if (!po.mem_budget && cfg.mem)
+		po.mem_budget = (size_t)cfg.mem;
+	po.phash = phash >= 0 ? phash : cfg.phash != 0;
+	/* the configuration's `background` is about the service's runs; an
+	 * interactive scan is in the foreground unless asked */
+	if (background < 0)
+		background = scheduled && cfg.background != 0;
+	if (cli_db_path(dbopt, &cfg, &dbpath) != 0) {
 		cli_usage_error("scan", "no --db given and no home directory for the default");
 		cli_prep_free(&p);
+		ex_free(&ex);
+		cfg_free(&cfg);
 		return EXIT_USAGE;
 	}
 	if (!have_seed)
 		seed = cli_random_seed();
 	sys_raise_fd_limit();
 	sys_on_interrupt(&cancel);
+	if (background) {
+		/* this thread walks, stats and writes the index; the pipeline's
+		 * threads lower themselves (pipeline.h) */
+		sys_background(bg_how, sizeof(bg_how));
+		po.background = 1;
+	}
 
 	rc = db_open(dbpath.p, 1, &db, &e);
 	if (rc == SL_OK)
 		rc = db_lock(db, &e);
 	if (rc == SL_OK)
-		rc = db_scan_begin(db, "scan", plan_order_name(order), (const char *const *)p.roots,
+		rc = db_scan_begin(db, scheduled ? "scheduled" : "scan", plan_order_name(order),
+				   (const char *const *)p.roots,
 				   p.nroots, po.jobs ? po.jobs : sys_cpu_count(), &e);
 	if (rc != SL_OK) {
 		cli_error("scan", &e);
 		db_close(db);
 		cli_prep_free(&p);
+		ex_free(&ex);
+		cfg_free(&cfg);
 		sb_free(&dbpath);
 		return EXIT_FATAL;
 	}
 	sc.db = db;
 
-	rc = cli_walk(&p, cross_fs, dbpath.p, &cancel, &e);
+	rc = cli_walk(&p, cross_fs, &ex, dbpath.p, &cancel, &e);
 	if (rc == SL_OK) {
 		/* stat everything, diff with the index, then ask for the extent
 		 * maps of only the files that will be read */
@@ -328,6 +409,10 @@ int cmd_scan(int argc, char **argv)
 	end.added = diff.added;
 	end.moved = diff.moved;
 	end.deleted = marked;
+	end.unavailable = diff.unavailable;
+	end.background = background;
+	for (i = 0; (size_t)i < st.ngroups; i++)
+		end.yield_s += st.groups[i].yield_s;
 	end.walk_s = p.walk_s;
 	end.locate_s = p.locate_s;
 	end.read_s = st.read_s;
@@ -347,7 +432,7 @@ int cmd_scan(int argc, char **argv)
 	}
 	if (!sc.quiet && rc != SL_E_USAGE)
 		print_summary(&p, &pl, &st, &sc, &diff, dbpath.p, db->scan_id, marked, db->relinked,
-			      marked_skipped, end.wall_s, status);
+			      marked_skipped, end.wall_s, status, background ? bg_how : NULL, full);
 	else if (sc.quiet && sc.nerrors)
 		for (i = 0; (uint64_t)i < sc.nerrors && i < MAX_SHOWN_ERRORS; i++)
 			if (sc.shown[i])
@@ -358,9 +443,16 @@ int cmd_scan(int argc, char **argv)
 	plan_free(&pl);
 	db_diff_free(&diff);
 	cli_prep_free(&p);
+	ex_free(&ex);
+	cfg_free(&cfg);
 	db_close(db);
 	sb_free(&dbpath);
+	if (rc == SL_E_CANCELLED)
+		return EXIT_INTERRUPTED;
 	if (rc != SL_OK)
 		return EXIT_FATAL;
 	return st.errors ? EXIT_FILE_ERRORS : EXIT_OK;
+usage:
+	free(extra);
+	return EXIT_USAGE;
 }

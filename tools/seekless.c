@@ -10,17 +10,42 @@ static const char usage[] =
 	"Index photo trees by reading their files in physical disk order.\n"
 	"\n"
 	"commands:\n"
-	"  scan     index ROOTs into the database (reads every file)\n"
+	"  scan     index ROOTs into the database (new and changed files only)\n"
 	"  plan     show the read plan for ROOTs without reading\n"
-	"  export   write the index as JSON lines or CSV\n"
+	"  export   write the index (or its scans) as JSON lines or CSV\n"
 	"  bench    time cold reads of ROOTs in several orders, side by side\n"
 	"  purge    remove the records of files scans found gone\n"
+	"  service  install, remove or inspect the nightly scan\n"
 	"\n"
-	"Every command takes --db PATH (default $XDG_DATA_HOME/seekless/index.db).\n"
+	"Every command takes --db PATH (default: the configuration's db, else\n"
+	"$XDG_DATA_HOME/seekless/index.db) and --config FILE (default\n"
+	"/etc/seekless.conf, then ~/.config/seekless/config; docs/usage.md).\n"
 	"'seekless COMMAND --help' describes a command.\n"
 	"\n"
 	"exit status: 0 ok, 1 finished with per-file errors, 2 usage error,\n"
-	"3 fatal (database, resources, interrupted)\n";
+	"3 fatal (database, resources), 4 interrupted (what was read is stored)\n";
+
+static const struct {
+	const char *name;
+	int (*fn)(int argc, char **argv);
+} commands[] = {
+	{"scan", cmd_scan},
+	{"plan", cmd_plan},
+	{"export", cmd_export},
+	{"bench", cmd_bench},
+	{"purge", cmd_purge},
+	{"service", cmd_service},
+};
+
+static int dispatch(const char *name, int argc, char **argv)
+{
+	size_t i;
+	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+		if (strcmp(name, commands[i].name) == 0)
+			return commands[i].fn(argc, argv);
+	fprintf(stderr, "seekless: unknown command '%s'\n\n%s", name, usage);
+	return EXIT_USAGE;
+}
 
 int main(int argc, char **argv)
 {
@@ -33,16 +58,7 @@ int main(int argc, char **argv)
 	if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
 		if (argc > 2 && strcmp(cmd, "help") == 0) {
 			char *args[] = {argv[2], (char *)"--help", NULL};
-			if (strcmp(argv[2], "scan") == 0)
-				return cmd_scan(2, args);
-			if (strcmp(argv[2], "plan") == 0)
-				return cmd_plan(2, args);
-			if (strcmp(argv[2], "export") == 0)
-				return cmd_export(2, args);
-			if (strcmp(argv[2], "bench") == 0)
-				return cmd_bench(2, args);
-			if (strcmp(argv[2], "purge") == 0)
-				return cmd_purge(2, args);
+			return dispatch(argv[2], 2, args);
 		}
 		fputs(usage, stdout);
 		return EXIT_OK;
@@ -51,16 +67,5 @@ int main(int argc, char **argv)
 		printf("seekless %s\n", SEEKLESS_VERSION);
 		return EXIT_OK;
 	}
-	if (strcmp(cmd, "scan") == 0)
-		return cmd_scan(argc - 1, argv + 1);
-	if (strcmp(cmd, "plan") == 0)
-		return cmd_plan(argc - 1, argv + 1);
-	if (strcmp(cmd, "export") == 0)
-		return cmd_export(argc - 1, argv + 1);
-	if (strcmp(cmd, "bench") == 0)
-		return cmd_bench(argc - 1, argv + 1);
-	if (strcmp(cmd, "purge") == 0)
-		return cmd_purge(argc - 1, argv + 1);
-	fprintf(stderr, "seekless: unknown command '%s'\n\n%s", cmd, usage);
-	return EXIT_USAGE;
+	return dispatch(cmd, argc - 1, argv + 1);
 }

@@ -215,3 +215,31 @@ def db_rows(db, sql, args=()):
         return con.execute(sql, args).fetchall()
     finally:
         con.close()
+
+
+class HddSim:
+    """The emulated disk (tools/hddsim/hddsim.sh) for a test: skips when it
+    cannot run here; sh(...) runs the script and checks its status."""
+
+    def __init__(self, name):
+        need_root()
+        self.bin = os.environ.get("HDDSIM_BIN")
+        self.script = os.environ.get("HDDSIM_SH")
+        if not self.bin or not os.path.exists(self.bin):
+            skip("hddsim not built (needs libfuse3-dev)")
+        if not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None:
+            skip("no /dev/fuse or fusermount3")
+        self.name = name
+        self.state = "/tmp/hddsim-test"
+        self.env = dict(os.environ, HDDSIM_BIN=self.bin, HDDSIM_DIR=self.state)
+
+    def sh(self, *args):
+        p = subprocess.run(["bash", self.script] + list(args), env=self.env,
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            print(p.stdout, p.stderr)
+        check(p.returncode == 0, "hddsim.sh %s: %s" % (" ".join(args), p.stderr[-300:]))
+        return p.stdout
+
+    def down(self):
+        subprocess.run(["bash", self.script, "down", self.name], env=self.env)

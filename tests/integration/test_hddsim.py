@@ -6,29 +6,12 @@ counters must account for the requests."""
 import json
 import os
 import re
-import shutil
 import subprocess
 
-from lib import check, db_rows, done, export, mkcorpus, need_root, regular_files, run, skip, tempdir
+from lib import HddSim, check, db_rows, done, export, mkcorpus, regular_files, run, tempdir
 
-need_root()
-HDDSIM = os.environ.get("HDDSIM_BIN")
-SH = os.environ.get("HDDSIM_SH")
-if not HDDSIM or not os.path.exists(HDDSIM):
-    skip("hddsim not built (needs libfuse3-dev)")
-if not os.path.exists("/dev/fuse") or shutil.which("fusermount3") is None:
-    skip("no /dev/fuse or fusermount3")
-
-name = "test%d" % os.getpid()
-env = dict(os.environ, HDDSIM_BIN=HDDSIM, HDDSIM_DIR="/tmp/hddsim-test")
-
-
-def sh(*args, capture=False):
-    p = subprocess.run(["bash", SH] + list(args), env=env, capture_output=True, text=True)
-    if p.returncode != 0:
-        print(p.stdout, p.stderr)
-    check(p.returncode == 0, "hddsim.sh %s" % " ".join(args))
-    return p.stdout
+disk = HddSim("test%d" % os.getpid())
+name, sh, env, SH = disk.name, disk.sh, disk.env, disk.script
 
 
 def stats():
@@ -96,7 +79,7 @@ try:
                            capture_output=True)
         check(p.returncode != 0, "unknown control command refused")
 finally:
-    subprocess.run(["bash", SH, "down", name], env=env)
+    disk.down()
     check(not os.path.exists("/tmp/hddsim-test/%s" % name), "torn down")
 
 done()

@@ -83,10 +83,13 @@ with tempdir("incr") as work, loop_fs("ext4", 256, rotational=False) as lfs:
     # the same file system under another device number
     check(lfs.reattach(), "attached as another loop device")
     s = scan(db, root)
-    # 118: the card went away with the file moved onto it, now marked deleted
+    # 118: the card went away with the file moved onto it; its file system
+    # was not seen, so that record is kept, not marked deleted
     check(s["unchanged"] == 118 and s["stored"] == 0,
           "recognised by its UUID after the device number changed: %s" % s)
-    check("1 files no longer present marked deleted" in s["out"], "the card's file is gone")
+    check("no longer present" not in s["out"], "nothing marked deleted: " + s["out"])
+    check("1 files on file systems this scan did not see" in s["out"],
+          "the card's file is unavailable, not gone: " + s["out"])
     devs = db_rows(db, "SELECT DISTINCT dev FROM files WHERE deleted_at IS NULL AND ino > 0"
                        " AND path NOT LIKE ?", (card + "%",))
     check(devs == [(os.stat(root).st_dev,)], "device numbers refreshed: %s" % devs)
@@ -95,9 +98,25 @@ with tempdir("incr") as work, loop_fs("ext4", 256, rotational=False) as lfs:
 
     # purge removes what was marked deleted, nothing else
     rc, out, err = run("purge", "--db", db)
-    check(rc == 0 and "2 records of deleted files removed" in out, "purge: %s %s" % (out, err))
+    check(rc == 0 and "1 records of deleted files removed" in out, "purge: %s %s" % (out, err))
     check(db_rows(db, "SELECT count(*) FROM files WHERE deleted_at IS NOT NULL") == [(0,)],
           "no deleted rows left")
-    check(len(export(db)) == len(regular_files(root)), "live rows untouched")
+    check(len(export(db)) == len(regular_files(root)) + 1, "live rows untouched (+ the card's)")
+
+    # the drive unplugged: its empty mount point is not an empty drive
+    n = len(regular_files(root)) + 1  # and the card's
+    subprocess.run(["umount", lfs.mnt], check=True)
+    try:
+        s = scan(db, lfs.mnt)
+        check(s["stored"] == 0 and "no longer present" not in s["out"],
+              "nothing marked deleted while the drive is away: " + s["out"])
+        check("%d files on file systems this scan did not see" % n in s["out"],
+              "its files reported unavailable: " + s["out"])
+        check(db_rows(db, "SELECT unavailable FROM scans ORDER BY id DESC LIMIT 1") == [(n,)],
+              "the scans row counts them")
+    finally:
+        lfs.mount()
+    s = scan(db, lfs.mnt)
+    check(s["unchanged"] == n - 1 and s["stored"] == 0, "back again, nothing to read: %s" % s)
 
 done()

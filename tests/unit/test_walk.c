@@ -191,6 +191,94 @@ static void test_cancel(void)
 	ftab_free(&ft);
 }
 
+static void test_glob(void)
+{
+	CHECK(ex_glob("*.jpg", "a.jpg", 0));
+	CHECK(!ex_glob("*.jpg", "a.jpeg", 0));
+	CHECK(!ex_glob("*.jpg", "a.JPG", 0));
+	CHECK(ex_glob("*.jpg", "a.JPG", EX_FOLD));
+	CHECK(ex_glob("IMG_????.*", "IMG_0042.CR2", 0));
+	CHECK(!ex_glob("IMG_????.*", "IMG_042.CR2", 0));
+	CHECK(ex_glob("[!.]*", "photo", 0));
+	CHECK(!ex_glob("[!.]*", ".hidden", 0));
+	CHECK(ex_glob("[a-c]x", "bx", 0));
+	CHECK(!ex_glob("[a-c]x", "dx", 0));
+	CHECK(ex_glob("\\*x", "*x", 0));
+	CHECK(!ex_glob("\\*x", "ax", 0));
+	CHECK(ex_glob("*", "", 0));
+	CHECK(!ex_glob("?", "", 0));
+	CHECK(ex_glob("a*b*c*d", "a--b--c--d", 0));
+	CHECK(!ex_glob("a*b*c*d", "a--b--c--e", 0));
+	/* without EX_SLASH_STAR a star stays within one component */
+	CHECK(!ex_glob("/p/*.jpg", "/p/sub/x.jpg", 0));
+	CHECK(ex_glob("/p/*.jpg", "/p/sub/x.jpg", EX_SLASH_STAR));
+	CHECK(ex_glob("*/cache/*", "/home/u/cache/x", EX_SLASH_STAR));
+	CHECK(ex_glob("C:\\photos\\*", "c:/Photos/x", EX_FOLD | EX_SLASH_STAR));
+	/* many stars against a long miss: must return, not explode */
+	CHECK(!ex_glob("*a*a*a*a*a*a*a*a*a*b",
+		       "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", 0));
+}
+
+static void test_exclude(void)
+{
+	struct excl x = {0};
+	struct ftab ft;
+	struct walk_opts o = {0};
+	struct walk_stats st;
+	struct sl_err e;
+	char pat[4200];
+
+	CHECK_INT(ex_add(&x, "", &e), SL_E_USAGE);
+	CHECK_INT(ex_add(&x, "[abc", &e), SL_E_USAGE);
+	CHECK_INT(ex_add(&x, "2.*", &e), SL_OK);
+	CHECK_INT(x.any_path, 0);
+	o.exclude = &x;
+	memset(&st, 0, sizeof(st));
+	ftab_init(&ft);
+	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(st.files, 3);
+	CHECK_INT(st.excl_files, 1);
+	CHECK_INT(count_named(&ft, "/a/2.jpg"), 0);
+	CHECK_INT(count_named(&ft, "/a/1.jpg"), 1);
+	ftab_free(&ft);
+
+	/* a directory by name: not descended at all (deep/ has the failed
+	 * too-deep entry, which disappears with it) */
+	CHECK_INT(ex_add(&x, "deep", &e), SL_OK);
+	memset(&st, 0, sizeof(st));
+	ftab_init(&ft);
+	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(st.excl_dirs, 1);
+	CHECK_INT(st.dir_errors, 0);
+	ftab_free(&ft);
+
+	/* by path: a/b/ and below, but not a/1.jpg */
+	snprintf(pat, sizeof(pat), "%s/a/b", root);
+	CHECK_INT(ex_add(&x, pat, &e), SL_OK);
+	CHECK_INT(x.any_path, 1);
+	memset(&st, 0, sizeof(st));
+	ftab_init(&ft);
+	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(count_named(&ft, "/a/b/3.jpg"), 0);
+	CHECK_INT(count_named(&ft, "/a/1.jpg"), 1);
+	CHECK_INT(count_named(&ft, "/top.jpg"), 1);
+	CHECK_INT(st.files, 2);
+	CHECK_INT(st.excl_dirs, 2);
+	ftab_free(&ft);
+	ex_free(&x);
+
+	/* a path pattern with a star crossing directories */
+	CHECK_INT(ex_add(&x, "*/b/*.jpg", &e), SL_OK);
+	memset(&st, 0, sizeof(st));
+	ftab_init(&ft);
+	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(count_named(&ft, "/a/b/3.jpg"), 0);
+	CHECK_INT(st.excl_files, 1);
+	CHECK_INT(st.files, 3);
+	ftab_free(&ft);
+	ex_free(&x);
+}
+
 int main(void)
 {
 	build_tree();
@@ -198,6 +286,8 @@ int main(void)
 	RUN(test_single_file_and_missing);
 	RUN(test_bind_loop);
 	RUN(test_cancel);
+	RUN(test_glob);
+	RUN(test_exclude);
 	t_rmtree(root);
 	free(root);
 	return t_done();

@@ -11,19 +11,7 @@ bin=${SEEKLESS_BIN:-$here/build/seekless}
 base=/dev/shm/seekless-planmem-$$
 trap 'rm -rf "$base"' EXIT
 
-make_tree() { # dir count
-  python3 - "$1" "$2" <<'PY'
-import os, sys
-root, n = sys.argv[1], int(sys.argv[2])
-for i in range(n):
-    ev = i // 40
-    d = os.path.join(root, "%04d" % (2000 + ev % 25), "%04d-%02d" % (2000 + ev % 25, ev % 12 + 1),
-                     "%04d-%02d-%02d Event %d" % (2000 + ev % 25, ev % 12 + 1, ev % 28 + 1, ev))
-    if i % 40 == 0:
-        os.makedirs(d, exist_ok=True)
-    open(os.path.join(d, "IMG_%04d.JPG" % (i % 10000)), "w").close()
-PY
-}
+make_tree() { python3 "$here/tools/bench/phototree.py" "$1" "$2"; }
 peak() { /usr/bin/time -f %M "$bin" plan --order physical "$1" 2>&1 >/dev/null | tail -1; }
 
 make_tree "$base/small" 1000

@@ -1,0 +1,166 @@
+"""The configuration file and the service, end to end: scans driven by a
+configuration (roots, excludes, db; a root that is not there is skipped
+and its records kept), its errors, `export --scans`, SIGTERM (exit 4, run
+recorded as interrupted, the next one resumes), and the systemd units:
+written by `service install --dest`, clean under `systemd-analyze verify`,
+identical to the ones shipped in tools/systemd/ but for the paths."""
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import time
+
+from lib import (BIN, check, db_rows, done, export, mkcorpus, regular_files, run, tempdir,
+                 xxh128)
+
+SHIPPED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "systemd")
+
+with tempdir("svc", base="/dev/shm") as work:
+    a = os.path.join(work, "a")
+    b = os.path.join(work, "b")
+    mkcorpus(a, "--files", 60, "--median", "20k", "--seed", 3, "--no-sync")
+    mkcorpus(b, "--files", 40, "--median", "20k", "--seed", 4, "--no-sync")
+    os.makedirs(os.path.join(a, ".thumbnails"))
+    with open(os.path.join(a, ".thumbnails", "t.jpg"), "wb") as f:
+        f.write(b"thumb")
+    with open(os.path.join(b, "junk.tmp"), "wb") as f:
+        f.write(b"tmp")
+    db = os.path.join(work, "idx.db")
+    conf = os.path.join(work, "seekless.conf")
+    with open(conf, "w") as f:
+        f.write("# test\nroot = %s\nroot = %s\nexclude = .thumbnails\nexclude = *.tmp\n"
+                "db = %s\nschedule = 04:15\njobs = 2\n" % (a, b, db))
+    want = sorted(p for p in regular_files(a) + regular_files(b)
+                  if "/.thumbnails/" not in p and not p.endswith(".tmp"))
+
+    # a scan that names no root takes the configuration's, excludes and all
+    rc, out, err = run("scan", "--config", conf, check_rc=0)
+    check("excluded by pattern: 1 files, 1 directories" in out, "excludes counted: " + out)
+    check(sorted(r["path"] for r in export(db)) == want, "the configured roots, minus excludes")
+    # export and purge find the index through the same file
+    rc, out, err = run("export", "--config", conf, check_rc=0)
+    check(len(out.splitlines()) == len(want), "export --config finds the index")
+    rc, out, err = run("export", "--config", conf, "--scans", check_rc=0)
+    scans = [json.loads(line) for line in out.splitlines()]
+    check(len(scans) == 1 and scans[0]["status"] == "ok" and scans[0]["added"] == len(want)
+          and scans[0]["command"] == "scan" and scans[0]["background"] == 0,
+          "export --scans: %s" % scans)
+    rc, out, err = run("export", "--config", conf, "--scans", "--format", "csv", check_rc=0)
+    check(out.splitlines()[0].startswith("id,started_at,finished_at,status,command"),
+          "scans as CSV: " + out[:200])
+
+    # the user's file, found through XDG_CONFIG_HOME, when --config is not given
+    xdg = os.path.join(work, "xdg")
+    os.makedirs(os.path.join(xdg, "seekless"))
+    shutil.copy(conf, os.path.join(xdg, "seekless", "config"))
+    env = dict(os.environ, XDG_CONFIG_HOME=xdg)
+    rc, out, err = run("scan", "--scheduled", env=env, check_rc=0)
+    check(re.search(r"index\s+%d unchanged" % len(want), out), "user's config found: " + out)
+    check("background: I/O class idle" in out, "--scheduled runs in the background: " + out)
+    check(db_rows(db, "SELECT command, background FROM scans ORDER BY id DESC LIMIT 1")
+          == [("scheduled", 1)], "recorded as scheduled, background")
+
+    # a configured root that is not there (a drive unplugged): skipped, kept
+    os.rename(b, b + ".away")
+    rc, out, err = run("scan", "--config", conf, check_rc=0)
+    check("skipped (its records are kept)" in err, "missing root reported: " + err)
+    check(len(export(db)) == len(want), "its records kept: %d" % len(export(db)))
+    os.rename(b + ".away", b)
+    # on the command line, a missing root is still an error
+    rc, out, err = run("scan", "--config", conf, os.path.join(work, "nope"))
+    check(rc == 2 and "nope" in err, "missing command-line root: %d %s" % (rc, err))
+
+    # mistakes in the file stop everything, with file and line
+    bad = os.path.join(work, "bad.conf")
+    with open(bad, "w") as f:
+        f.write("root = %s\nbackground = sometimes\n" % a)
+    rc, out, err = run("scan", "--config", bad)
+    check(rc == 2 and "bad.conf:2: background wants yes or no" in err, "bad value: " + err)
+    rc, out, err = run("scan", "--config", os.path.join(work, "absent.conf"))
+    check(rc == 2 and "absent.conf" in err, "absent --config: " + err)
+    empty = os.path.join(work, "empty.conf")
+    open(empty, "w").close()
+    rc, out, err = run("scan", "--config", empty)
+    check(rc == 2 and "no ROOT given, and none in" in err, "no roots anywhere: " + err)
+
+    # SIGTERM: stops after storing what was read, exit 4, resumable
+    big = os.path.join(work, "big")
+    mkcorpus(big, "--files", 3000, "--median", "40k", "--seed", 8, "--no-sync")
+    bdb = os.path.join(work, "big.db")
+    for sig, full in ((signal.SIGTERM, []), (signal.SIGINT, ["--full"])):
+        p = subprocess.Popen([BIN, "scan", "--jobs", "1", "--db", bdb] + full + [big],
+                             stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        time.sleep(0.4)
+        p.send_signal(sig)
+        out, err = p.communicate()
+        check(p.returncode == 4, "%s: exit 4, got %d: %s" % (sig.name, p.returncode, err[-300:]))
+        check("interrupted" in out, "%s: summary says interrupted" % sig.name)
+        st = db_rows(bdb, "SELECT status, files FROM scans ORDER BY id DESC LIMIT 1")
+        check(st and st[0][0] == "interrupted" and st[0][1] > 0,
+              "%s: recorded interrupted, with what it stored: %s" % (sig.name, st))
+    stored = db_rows(bdb, "SELECT count(*) FROM files")[0][0]
+    rc, out, err = run("scan", "--db", bdb, big, check_rc=0)
+    check(re.search(r"index\s+%d unchanged" % stored, out), "resumed where it stopped: " + out)
+    truth = xxh128(regular_files(big))
+    recs = export(bdb)
+    check(len(recs) == len(truth) and all(truth[r["path"]] == r["content_hash"] for r in recs),
+          "complete and right after the resume")
+
+    # the units
+    units = os.path.join(work, "units")
+    rc, out, err = run("service", "install", "--system", "--config", conf, "--dest", units,
+                       check_rc=0)
+    service = open(os.path.join(units, "seekless.service")).read()
+    timer = open(os.path.join(units, "seekless.timer")).read()
+    check("ExecStart=%s scan --scheduled --config %s\n" % (BIN if os.path.isabs(BIN)
+                                                             else shutil.which(BIN), conf)
+          in service, "ExecStart: " + service)
+    check("ReadWritePaths=%s\n" % work in service, "writes only the index's directory")
+    check("OnCalendar=*-*-* 04:15:00\n" in timer and "Persistent=true\n" in timer
+          and "RandomizedDelaySec=" in timer, "timer: " + timer)
+    if shutil.which("systemd-analyze"):
+        p = subprocess.run(["systemd-analyze", "verify", os.path.join(units, "seekless.service"),
+                            os.path.join(units, "seekless.timer")],
+                           capture_output=True, text=True)
+        check(p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(),
+              "systemd-analyze verify is silent: %s %s" % (p.stdout, p.stderr))
+    else:
+        check(os.environ.get("SEEKLESS_REQUIRE_ALL") != "1", "systemd-analyze installed")
+
+    # the shipped units are what install writes for the default system setup
+    sysconf = os.path.join(work, "sys.conf")
+    with open(sysconf, "w") as f:
+        f.write("root = /srv/photos\n")
+    d2 = os.path.join(work, "units2")
+    run("service", "install", "--system", "--config", sysconf, "--dest", d2, check_rc=0)
+    exe = BIN if os.path.isabs(BIN) else shutil.which(BIN)
+    for name in ("seekless.service", "seekless.timer"):
+        got = open(os.path.join(d2, name)).read().replace(exe, "/usr/local/bin/seekless")
+        got = got.replace(sysconf, "/etc/seekless.conf")
+        check(got == open(os.path.join(SHIPPED, name)).read(),
+              "tools/systemd/%s matches what install writes:\n%s" % (name, got))
+
+    # user scope: no sandbox options (a user manager cannot apply them)
+    d3 = os.path.join(work, "units3")
+    run("service", "install", "--user", "--config", conf, "--dest", d3, check_rc=0)
+    us = open(os.path.join(d3, "seekless.service")).read()
+    check("ProtectSystem" not in us and "IOSchedulingClass=idle" in us, "user unit: " + us)
+
+    # refusals
+    with open(sysconf, "a") as f:
+        f.write("schedule = 25:99\n")
+    rc, out, err = run("service", "install", "--system", "--config", sysconf, "--dest", d2)
+    check(rc == 2 and "no such time of day" in err, "bad schedule: " + err)
+    rc, out, err = run("service", "install", "--system", "--config", empty, "--dest", d2)
+    check(rc == 2 and "names no root" in err, "no roots: " + err)
+    rc, out, err = run("service", "uninstall", "--system", "--config", conf, "--dest", units,
+                       check_rc=0)
+    check(not os.path.exists(os.path.join(units, "seekless.timer")), "uninstall removed")
+    rc, out, err = run("service", "status", "--system", "--config", conf, "--dest", units,
+                       check_rc=0)
+    check("units: not installed" in out and "last scans:" in out and "#1 " in out,
+          "status: " + out)
+
+done()

@@ -1,0 +1,187 @@
+/* seekless service - install the nightly scan with the system's service
+ * manager (service.h). */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/sys.h"
+#include "db/db.h"
+#include "tools/cli.h"
+#include "tools/service.h"
+
+static const char help[] =
+	"usage: seekless service install|uninstall|status [--user|--system]\n"
+	"                        [--config FILE] [--dest DIR]\n"
+	"\n"
+	"install    write the units for a nightly `seekless scan --scheduled` and\n"
+	"           enable them (Linux: a systemd service and timer with\n"
+	"           Persistent=true and a randomized delay).  The configuration\n"
+	"           must name at least one root; its schedule (default 03:00) and\n"
+	"           index location are written into the units, so run install\n"
+	"           again after changing those two.\n"
+	"uninstall  disable and remove the units (a running scan stops after\n"
+	"           storing what it read).\n"
+	"status     installed? enabled? next and last run, and the index's last\n"
+	"           scans.\n"
+	"\n"
+	"  --system       the system's manager, configuration /etc/seekless.conf,\n"
+	"                 index /var/lib/seekless/index.db unless the configuration\n"
+	"                 says otherwise (the default for root)\n"
+	"  --user         your own manager and ~/.config/seekless/config (the\n"
+	"                 default for everyone else)\n"
+	"  --config FILE  the configuration the service reads instead\n"
+	"  --dest DIR     only write the unit files into DIR (packaging, tests)\n";
+
+#define SYSTEM_DB "/var/lib/seekless/index.db"
+
+int cmd_service(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"user", no_argument, NULL, 'u'},
+		{"system", no_argument, NULL, 's'},
+		{"config", required_argument, NULL, 'C'},
+		{"dest", required_argument, NULL, 'D'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct strbuf cfgpath = STRBUF_INIT, exe = STRBUF_INIT, dbpath = STRBUF_INIT;
+	struct strbuf report = STRBUF_INIT;
+	struct svc_opts so;
+	struct cfg cfg;
+	struct sl_err e;
+	const char *action, *config = NULL;
+	int user = -1, c, rc = SL_OK, code = EXIT_OK;
+
+	memset(&so, 0, sizeof(so));
+	cfg_init(&cfg);
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+		switch (c) {
+		case 'u': user = 1; break;
+		case 's': user = 0; break;
+		case 'C': config = optarg; break;
+		case 'D': so.dest = optarg; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind != argc - 1) {
+		cli_usage_error("service", "say install, uninstall or status");
+		return EXIT_USAGE;
+	}
+	action = argv[optind];
+	if (strcmp(action, "install") != 0 && strcmp(action, "uninstall") != 0 &&
+	    strcmp(action, "status") != 0) {
+		cli_usage_error("service", "unknown action '%s'", action);
+		return EXIT_USAGE;
+	}
+	so.user = user >= 0 ? user : !sys_is_admin();
+	if (!so.user && !so.dest && !sys_is_admin() && strcmp(action, "status") != 0) {
+		cli_usage_error("service", "the system's service needs root; use --user for yours");
+		return EXIT_USAGE;
+	}
+
+	/* the one configuration file the service will read */
+	if (config) {
+		char *abs = realpath(config, NULL);
+		if (!abs) {
+			SL_FAIL(&e, SL_E_USAGE, 0, "configuration '%s' not found", config);
+			cli_error("service", &e);
+			return EXIT_USAGE;
+		}
+		sb_adds(&cfgpath, abs);
+		free(abs);
+	} else if (sys_config_path(!so.user, &cfgpath) != 0) {
+		cli_usage_error("service", "no home directory for the user's configuration");
+		return EXIT_USAGE;
+	}
+	so.config = cfgpath.p;
+	rc = cfg_read_file(&cfg, cfgpath.p, strcmp(action, "install") != 0, &e);
+	if (rc != SL_OK) {
+		cli_error("service", &e);
+		code = EXIT_USAGE;
+		goto out;
+	}
+	so.schedule = cfg.schedule ? cfg.schedule : CFG_DEFAULT_SCHEDULE;
+	/* a system service has no home: its index lives in /var/lib */
+	so.db_in_config = cfg.db != NULL;
+	if (cfg.db)
+		sb_adds(&dbpath, cfg.db);
+	else if (!so.user)
+		sb_adds(&dbpath, SYSTEM_DB);
+	else
+		sys_default_db_path(&dbpath);
+	so.db = dbpath.p;
+	if (sys_self_exe(&exe) != 0) {
+		SL_FAIL(&e, SL_E_IO, 0, "cannot tell where this program is");
+		cli_error("service", &e);
+		code = EXIT_FATAL;
+		goto out;
+	}
+	so.exe = exe.p;
+
+	if (strcmp(action, "install") == 0) {
+		if (cfg.nroots == 0) {
+			SL_FAIL(&e, SL_E_USAGE, 0,
+				"%s names no root: add a line 'root = /path/to/photos' first",
+				cfgpath.p);
+			cli_error("service", &e);
+			code = EXIT_USAGE;
+			goto out;
+		}
+		if (!so.dest && dbpath.p) {
+			/* the sandbox lets the service write only there, so it
+			 * must exist */
+			int err = sys_mkdir_parents(dbpath.p);
+			if (err) {
+				SL_FAIL(&e, SL_E_IO, err, "create the directory of %s", dbpath.p);
+				cli_error("service", &e);
+				code = EXIT_FATAL;
+				goto out;
+			}
+		}
+		rc = svc_install(&so, &report, &e);
+		if (rc == SL_OK)
+			printf("seekless service: installed (%s scope)\n", so.user ? "user" : "system");
+		printf("%s", report.p ? report.p : "");
+		if (rc == SL_OK)
+			printf("config: %s: %zu roots, schedule %s, index %s\n", cfgpath.p,
+			       cfg.nroots, so.schedule, dbpath.p ? dbpath.p : "?");
+	} else if (strcmp(action, "uninstall") == 0) {
+		rc = svc_uninstall(&so, &report, &e);
+		printf("%s", report.p ? report.p : "");
+		if (rc == SL_OK)
+			printf("seekless service: uninstalled (%s scope); the index %s is kept\n",
+			       so.user ? "user" : "system", dbpath.p ? dbpath.p : "");
+	} else {
+		struct db *db = NULL;
+		rc = svc_status(&so, &report, &e);
+		printf("seekless service (%s scope)\n%s", so.user ? "user" : "system",
+		       report.p ? report.p : "");
+		printf("config: %s%s\n", cfgpath.p, cfg.read.len ? "" : " (does not exist)");
+		if (cfg.read.len)
+			printf("  %zu roots, %zu excludes, schedule %s, background %s\n", cfg.nroots,
+			       cfg.nexcludes, so.schedule, cfg.background == 0 ? "no" : "yes");
+		printf("index: %s\n", dbpath.p ? dbpath.p : "?");
+		if (dbpath.p && db_open(dbpath.p, 0, &db, &e) == SL_OK) {
+			printf("last scans:\n");
+			if (db_scan_history(db, 5, stdout, &e) != SL_OK)
+				cli_error("service", &e);
+			db_close(db);
+		} else {
+			printf("  (no index yet)\n");
+		}
+	}
+	if (rc != SL_OK) {
+		cli_error("service", &e);
+		code = rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
+	}
+out:
+	cfg_free(&cfg);
+	sb_free(&cfgpath);
+	sb_free(&exe);
+	sb_free(&dbpath);
+	sb_free(&report);
+	return code;
+}

@@ -1,0 +1,245 @@
+/* config.c - key = value files (config.h). */
+#include "tools/config.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/sys.h"
+#include "scanner/exclude.h"
+#include "scanner/plan.h"
+#include "tools/cli.h"
+
+void cfg_init(struct cfg *c)
+{
+	memset(c, 0, sizeof(*c));
+	c->background = -1;
+	c->order = -1;
+	c->phash = -1;
+	c->cross_fs = -1;
+}
+
+static void free_list(char **v, size_t n)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		free(v[i]);
+	free(v);
+}
+
+void cfg_free(struct cfg *c)
+{
+	if (!c)
+		return;
+	free_list(c->roots, c->nroots);
+	free_list(c->excludes, c->nexcludes);
+	free(c->db);
+	free(c->schedule);
+	sb_free(&c->read);
+	cfg_init(c);
+}
+
+static char *trim(char *s)
+{
+	char *e;
+	while (*s == ' ' || *s == '\t')
+		s++;
+	e = s + strlen(s);
+	while (e > s && (e[-1] == ' ' || e[-1] == '\t' || e[-1] == '\r' || e[-1] == '\n'))
+		*--e = '\0';
+	return s;
+}
+
+static int yes_no(const char *v)
+{
+	static const char *const yes[] = {"yes", "true", "on", "1"};
+	static const char *const no[] = {"no", "false", "off", "0"};
+	size_t i;
+	for (i = 0; i < 4; i++) {
+		if (strcmp(v, yes[i]) == 0)
+			return 1;
+		if (strcmp(v, no[i]) == 0)
+			return 0;
+	}
+	return -1;
+}
+
+/* "~/x" -> "$HOME/x"; other values copied.  NULL when out of memory or no
+ * home is known for a "~/" value. */
+static char *expand(const char *v)
+{
+	struct strbuf sb = STRBUF_INIT;
+	if (v[0] == '~' && (v[1] == '/' || v[1] == '\0')) {
+		const char *home = sys_home();
+		if (!home)
+			return NULL;
+		sb_addf(&sb, "%s%s", home, v + 1);
+	} else {
+		sb_adds(&sb, v);
+	}
+	if (sb.oom) {
+		sb_free(&sb);
+		return NULL;
+	}
+	return sb.p;
+}
+
+static int push(char ***v, size_t *n, size_t *cap, char *s)
+{
+	if (!s || sl_grow(v, cap, *n + 1, sizeof(**v)) != 0) {
+		free(s);
+		return -1;
+	}
+	(*v)[(*n)++] = s;
+	return 0;
+}
+
+#define BAD(...) SL_FAIL(err, SL_E_USAGE, 0, __VA_ARGS__)
+
+static int set_key(struct cfg *c, const char *key, const char *val, const char *where,
+		   int *replaced_roots, int *replaced_excl, struct sl_err *err)
+{
+	int b;
+
+	if (strcmp(key, "root") == 0) {
+		char *p = expand(val);
+		if (!p)
+			return BAD("%s: root '%s': no home directory to expand '~'", where, val);
+		if (p[0] != '/' && !(isalpha((unsigned char)p[0]) && p[1] == ':')) {
+			free(p);
+			return BAD("%s: root '%s' is not an absolute path", where, val);
+		}
+		if (!*replaced_roots) {
+			free_list(c->roots, c->nroots);
+			c->roots = NULL;
+			c->nroots = c->cap_roots = 0;
+			*replaced_roots = 1;
+		}
+		if (push(&c->roots, &c->nroots, &c->cap_roots, p) != 0)
+			return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	} else if (strcmp(key, "exclude") == 0) {
+		struct excl probe = {0};
+		struct sl_err pe;
+		int rc = ex_add(&probe, val, &pe);
+		ex_free(&probe);
+		if (rc != SL_OK)
+			return BAD("%s: %s", where, pe.msg);
+		if (!*replaced_excl) {
+			free_list(c->excludes, c->nexcludes);
+			c->excludes = NULL;
+			c->nexcludes = c->cap_excludes = 0;
+			*replaced_excl = 1;
+		}
+		if (push(&c->excludes, &c->nexcludes, &c->cap_excludes, strdup(val)) != 0)
+			return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	} else if (strcmp(key, "db") == 0) {
+		char *p = expand(val);
+		if (!p)
+			return BAD("%s: db '%s': no home directory to expand '~'", where, val);
+		free(c->db);
+		c->db = p;
+	} else if (strcmp(key, "schedule") == 0) {
+		free(c->schedule);
+		c->schedule = strdup(val);
+		if (!c->schedule)
+			return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	} else if (strcmp(key, "background") == 0 || strcmp(key, "phash") == 0 ||
+		   strcmp(key, "cross_fs") == 0) {
+		if ((b = yes_no(val)) < 0)
+			return BAD("%s: %s wants yes or no, not '%s'", where, key, val);
+		if (key[0] == 'b')
+			c->background = b;
+		else if (key[0] == 'p')
+			c->phash = b;
+		else
+			c->cross_fs = b;
+	} else if (strcmp(key, "order") == 0) {
+		if (plan_order_parse(val, &c->order) != 0)
+			return BAD("%s: unknown order '%s'", where, val);
+	} else if (strcmp(key, "jobs") == 0) {
+		char *end;
+		long j = strtol(val, &end, 10);
+		if (*end || j < 1 || j > 256)
+			return BAD("%s: jobs wants a number from 1 to 256, not '%s'", where, val);
+		c->jobs = (int)j;
+	} else if (strcmp(key, "mem") == 0) {
+		if (cli_parse_size(val, &c->mem) != 0 || c->mem < (1u << 20))
+			return BAD("%s: mem wants a size of at least 1M, not '%s'", where, val);
+	} else {
+		return BAD("%s: unknown setting '%s'", where, key);
+	}
+	return SL_OK;
+}
+
+int cfg_read_file(struct cfg *c, const char *path, int missing_ok, struct sl_err *err)
+{
+	char line[4096], where[4200];
+	int lineno = 0, rc = SL_OK, replaced_roots = 0, replaced_excl = 0;
+	FILE *f = fopen(path, "r");
+
+	if (!f) {
+		if (missing_ok && errno == ENOENT)
+			return SL_OK;
+		return SL_FAIL(err, errno == ENOENT ? SL_E_USAGE : SL_E_IO, errno,
+			       "configuration '%s'", path);
+	}
+	while (rc == SL_OK && fgets(line, sizeof(line), f)) {
+		char *s, *eq, *key, *val;
+		size_t n;
+		lineno++;
+		snprintf(where, sizeof(where), "%s:%d", path, lineno);
+		n = strlen(line);
+		if (n == sizeof(line) - 1 && line[n - 1] != '\n') {
+			rc = BAD("%s: line too long", where);
+			break;
+		}
+		s = trim(line);
+		if (!*s || *s == '#')
+			continue;
+		eq = strchr(s, '=');
+		if (!eq) {
+			rc = BAD("%s: expected 'key = value', got '%s'", where, s);
+			break;
+		}
+		*eq = '\0';
+		key = trim(s);
+		val = trim(eq + 1);
+		n = strlen(val);
+		if (n >= 2 && val[0] == '"' && val[n - 1] == '"') {
+			val[n - 1] = '\0';
+			val++;
+		}
+		if (!*val) {
+			rc = BAD("%s: '%s' has no value", where, key);
+			break;
+		}
+		rc = set_key(c, key, val, where, &replaced_roots, &replaced_excl, err);
+	}
+	if (rc == SL_OK && ferror(f))
+		rc = SL_FAIL(err, SL_E_IO, errno, "read configuration '%s'", path);
+	fclose(f);
+	if (rc == SL_OK) {
+		sb_addf(&c->read, "%s%s", c->read.len ? ", " : "", path);
+		if (c->read.oom)
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	}
+	return rc;
+}
+
+int cfg_load(struct cfg *c, const char *path, struct sl_err *err)
+{
+	struct strbuf p = STRBUF_INIT;
+	int rc, i;
+
+	if (path)
+		return cfg_read_file(c, path, 0, err);
+	for (i = 1, rc = SL_OK; i >= 0 && rc == SL_OK; i--) {
+		if (sys_config_path(i, &p) != 0)
+			continue;
+		rc = cfg_read_file(c, p.p, 1, err);
+	}
+	sb_free(&p);
+	return rc;
+}

@@ -1,0 +1,60 @@
+/* config.h - the configuration file, for the service and for scans that
+ * name no roots.
+ *
+ * Lines of `key = value`; `#` starts a comment line; blank lines are
+ * ignored; a value may be wrapped in double quotes (to keep leading or
+ * trailing blanks).  `root` and `exclude` may repeat.  Paths may start with
+ * `~/`.  An unknown key or a bad value is an error naming file and line: a
+ * mistyped setting must not be silently ignored by a nightly job.
+ *
+ * Without --config, the system file and then the user's file are read
+ * (sys_config_path), the later one overriding: a key set in the user's file
+ * replaces the system file's value, and a file that names any `root`
+ * (or `exclude`) replaces the whole list of the files before it.  With
+ * --config only that file is read.  Command-line options override both.
+ *
+ * Keys (docs/usage.md): root, exclude, db, schedule, background, order,
+ * jobs, phash, mem, cross_fs.
+ */
+#ifndef SL_CONFIG_H
+#define SL_CONFIG_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/strbuf.h"
+
+struct cfg {
+	char **roots;
+	size_t nroots, cap_roots;
+	char **excludes;
+	size_t nexcludes, cap_excludes;
+	char *db;           /* NULL: the default location */
+	char *schedule;     /* NULL: CFG_DEFAULT_SCHEDULE */
+	int background;     /* -1 unset, 0, 1: for --scheduled runs */
+	int order;          /* -1 unset, else PLAN_* */
+	int jobs;           /* 0 unset */
+	int phash;          /* -1 unset */
+	int cross_fs;       /* -1 unset */
+	uint64_t mem;       /* 0 unset */
+	struct strbuf read; /* the files read, "a, b" ("" when none) */
+};
+
+#define CFG_DEFAULT_SCHEDULE "03:00"
+
+void cfg_init(struct cfg *c);
+
+/* Read the configuration: only `path` when not NULL (it must exist), else
+ * the system file and the user's, where they exist.  Returns SL_OK;
+ * SL_E_USAGE for a syntax error or bad value (message names file:line);
+ * SL_E_IO when a file exists but cannot be read; SL_E_NOMEM. */
+int cfg_load(struct cfg *c, const char *path, struct sl_err *err);
+
+/* Read one file over what c holds (the precedence rules above).  missing_ok:
+ * a file that does not exist is not an error. */
+int cfg_read_file(struct cfg *c, const char *path, int missing_ok, struct sl_err *err);
+
+void cfg_free(struct cfg *c);
+
+#endif

@@ -1,0 +1,52 @@
+/* service.h - seekless as a scheduled background job of the system's
+ * service manager: systemd units on Linux (service_linux.c), the Windows
+ * service (service_win.c).
+ *
+ * The job runs `seekless scan --scheduled --config FILE`: the roots,
+ * excludes, index and schedule live in the configuration file, so editing
+ * it changes the next run without reinstalling (except the schedule and
+ * the index location, which the units carry; `service install` again
+ * rewrites them).
+ */
+#ifndef SL_SERVICE_H
+#define SL_SERVICE_H
+
+#include <stddef.h>
+
+#include "common/err.h"
+#include "common/strbuf.h"
+
+struct svc_opts {
+	int user;             /* the user's service manager, else the system's */
+	const char *dest;     /* write the unit files into this directory and stop
+				 there (packaging, tests); NULL: the live system */
+	const char *exe;      /* absolute path of the seekless program */
+	const char *config;   /* absolute path of the configuration it reads */
+	const char *schedule; /* "HH:MM" (daily) or the manager's own syntax */
+	const char *db;       /* the index, as the job will open it */
+	int db_in_config;     /* the configuration names it (else the units do) */
+};
+
+/* Write and enable the units.  What was done, and anything the user should
+ * know (e.g. that a user timer needs lingering to run while logged out), is
+ * appended to report.  Returns SL_OK; SL_E_USAGE for a schedule the manager
+ * rejects; SL_E_IO when a file cannot be written or the manager refused
+ * (report says what was already done). */
+int svc_install(const struct svc_opts *o, struct strbuf *report, struct sl_err *err);
+
+/* Disable and remove the units.  Removing what is not installed is not an
+ * error.  Returns SL_OK or SL_E_IO. */
+int svc_uninstall(const struct svc_opts *o, struct strbuf *report, struct sl_err *err);
+
+/* Installed? enabled? when does it run next, when did it last?  Appends
+ * "key: value" lines to report.  Returns SL_OK (even when the manager cannot
+ * be asked: report says so). */
+int svc_status(const struct svc_opts *o, struct strbuf *report, struct sl_err *err);
+
+/* The unit texts install writes (Linux: seekless.service, seekless.timer),
+ * for tests and the units shipped in tools/systemd/.  Returns SL_OK,
+ * SL_E_USAGE for a bad schedule, SL_E_NOMEM. */
+int svc_units(const struct svc_opts *o, struct strbuf *service, struct strbuf *timer,
+	      struct sl_err *err);
+
+#endif

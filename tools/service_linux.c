@@ -1,0 +1,453 @@
+/* service_linux.c - systemd units: a oneshot service and a timer
+ * (service.h).  System scope: /etc/systemd/system, sandboxed read-only but
+ * for the index's directory; user scope: ~/.config/systemd/user (no
+ * sandboxing: a user manager cannot apply it without user namespaces). */
+#include "tools/service.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "common/sys.h"
+
+#define UNIT "seekless"
+
+/* One word of a unit file's command line or path list: quoted when it has
+ * anything systemd would split or expand. */
+static void unit_word(struct strbuf *sb, const char *w)
+{
+	const char *p;
+	int quote = !*w || strpbrk(w, " \t\"'\\;") != NULL;
+
+	if (quote)
+		sb_addc(sb, '"');
+	for (p = w; *p; p++) {
+		if (*p == '%')
+			sb_adds(sb, "%%");
+		else if (*p == '$')
+			sb_adds(sb, "$$");
+		else if (quote && (*p == '"' || *p == '\\')) {
+			sb_addc(sb, '\\');
+			sb_addc(sb, *p);
+		} else
+			sb_addc(sb, *p);
+	}
+	if (quote)
+		sb_addc(sb, '"');
+}
+
+/* Run argv (no shell); its output goes to out when not NULL, else to our
+ * stderr.  Returns the exit status, or -1 when it could not run. */
+static int run(char *const argv[], struct strbuf *out)
+{
+	int fds[2] = {-1, -1}, status;
+	pid_t pid;
+
+	if (out && pipe(fds) != 0)
+		return -1;
+	pid = fork();
+	if (pid < 0) {
+		if (out) {
+			close(fds[0]);
+			close(fds[1]);
+		}
+		return -1;
+	}
+	if (pid == 0) {
+		int null = open("/dev/null", O_RDONLY);
+		if (null >= 0)
+			dup2(null, 0);
+		if (out) {
+			dup2(fds[1], 1);
+			dup2(fds[1], 2);
+		} else {
+			dup2(2, 1);
+		}
+		execvp(argv[0], argv);
+		_exit(127);
+	}
+	if (out) {
+		char buf[4096];
+		ssize_t n;
+		close(fds[1]);
+		while ((n = read(fds[0], buf, sizeof(buf))) > 0 ||
+		       (n < 0 && errno == EINTR))
+			if (n > 0)
+				sb_add(out, buf, (size_t)n);
+		close(fds[0]);
+	}
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return -1;
+	return WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+}
+
+static int have(const char *prog)
+{
+	const char *path = getenv("PATH");
+	char buf[4096];
+
+	if (!path)
+		path = "/usr/bin:/bin";
+	while (*path) {
+		size_t n = strcspn(path, ":");
+		snprintf(buf, sizeof(buf), "%.*s/%s", (int)n, path, prog);
+		if (access(buf, X_OK) == 0)
+			return 1;
+		path += n;
+		if (*path == ':')
+			path++;
+	}
+	return 0;
+}
+
+/* "HH:MM" -> a daily OnCalendar; anything else is systemd's own syntax,
+ * checked by systemd-analyze where it exists. */
+static int calendar(const char *schedule, struct strbuf *out, struct sl_err *err)
+{
+	unsigned h, m;
+	char tail;
+
+	sb_reset(out);
+	if (sscanf(schedule, "%2u:%2u%c", &h, &m, &tail) == 2) {
+		if (h > 23 || m > 59)
+			return SL_FAIL(err, SL_E_USAGE, 0, "schedule '%s': no such time of day",
+				       schedule);
+		sb_addf(out, "*-*-* %02u:%02u:00", h, m);
+	} else {
+		if (strpbrk(schedule, "\n\r"))
+			return SL_FAIL(err, SL_E_USAGE, 0, "schedule: one line, please");
+		if (have("systemd-analyze")) {
+			struct strbuf msg = STRBUF_INIT;
+			char *argv[] = {(char *)"systemd-analyze", (char *)"calendar",
+					(char *)schedule, NULL};
+			if (run(argv, &msg) != 0) {
+				SL_FAIL(err, SL_E_USAGE, 0,
+					"schedule '%s' is neither HH:MM nor a systemd calendar "
+					"expression: %s", schedule, msg.p ? msg.p : "");
+				sb_free(&msg);
+				return SL_E_USAGE;
+			}
+			sb_free(&msg);
+		}
+		sb_adds(out, schedule);
+	}
+	return out->oom ? SL_FAIL(err, SL_E_NOMEM, 0, "out of memory") : SL_OK;
+}
+
+int svc_units(const struct svc_opts *o, struct strbuf *service, struct strbuf *timer,
+	      struct sl_err *err)
+{
+	struct strbuf cal = STRBUF_INIT, dir = STRBUF_INIT;
+	const char *slash;
+	int rc = calendar(o->schedule, &cal, err);
+
+	if (rc != SL_OK) {
+		sb_free(&cal);
+		return rc;
+	}
+	sb_reset(service);
+	sb_reset(timer);
+	sb_adds(service,
+		"# Written by `seekless service install`; `seekless service uninstall` removes it.\n"
+		"[Unit]\n"
+		"Description=seekless: index photo drives in physical disk order\n"
+		"After=local-fs.target remote-fs.target\n"
+		"\n"
+		"[Service]\n"
+		"Type=oneshot\n"
+		"ExecStart=");
+	unit_word(service, o->exe);
+	sb_adds(service, " scan --scheduled --config ");
+	unit_word(service, o->config);
+	if (o->db && !o->db_in_config) {
+		sb_adds(service, " --db ");
+		unit_word(service, o->db);
+	}
+	sb_adds(service,
+		"\n"
+		"# Idle from the first instruction; the scan also lowers itself and\n"
+		"# waits while anyone else uses the disk (--scheduled).\n"
+		"Nice=19\n"
+		"IOSchedulingClass=idle\n"
+		"CPUSchedulingPolicy=idle\n"
+		"# On SIGTERM the scan stores what it read and exits 4; the next run\n"
+		"# goes on from there.  1: finished, some files unreadable (recorded).\n"
+		"TimeoutStopSec=2min\n"
+		"SuccessExitStatus=1 4\n");
+	if (!o->user) {
+		/* the index's directory is the only place it writes */
+		slash = o->db ? strrchr(o->db, '/') : NULL;
+		if (slash && slash != o->db)
+			sb_add(&dir, o->db, (size_t)(slash - o->db));
+		sb_adds(service,
+			"# Reads everything, writes nothing but the index.\n"
+			"ProtectSystem=strict\n"
+			"ProtectHome=read-only\n");
+		if (dir.len) {
+			sb_adds(service, "ReadWritePaths=");
+			unit_word(service, dir.p);
+			sb_addc(service, '\n');
+		}
+		sb_adds(service,
+			"PrivateTmp=yes\n"
+			"NoNewPrivileges=yes\n"
+			"ProtectKernelModules=yes\n"
+			"ProtectControlGroups=yes\n"
+			"RestrictRealtime=yes\n"
+			"LockPersonality=yes\n");
+	}
+	sb_addf(timer,
+		"# Written by `seekless service install`; `seekless service uninstall` removes it.\n"
+		"[Unit]\n"
+		"Description=Nightly seekless scan\n"
+		"\n"
+		"[Timer]\n"
+		"OnCalendar=%s\n"
+		"# Not every machine at the same minute; a run missed while the\n"
+		"# machine was off happens at the next boot.\n"
+		"RandomizedDelaySec=30min\n"
+		"Persistent=true\n"
+		"\n"
+		"[Install]\n"
+		"WantedBy=timers.target\n",
+		cal.p);
+	sb_free(&cal);
+	sb_free(&dir);
+	if (service->oom || timer->oom)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	return SL_OK;
+}
+
+static int unit_dir(const struct svc_opts *o, struct strbuf *out, struct sl_err *err)
+{
+	const char *xdg = getenv("XDG_CONFIG_HOME");
+	const char *home = sys_home();
+
+	sb_reset(out);
+	if (o->dest)
+		sb_adds(out, o->dest);
+	else if (!o->user)
+		sb_adds(out, "/etc/systemd/system");
+	else if (xdg && xdg[0] == '/')
+		sb_addf(out, "%s/systemd/user", xdg);
+	else if (home)
+		sb_addf(out, "%s/.config/systemd/user", home);
+	else
+		return SL_FAIL(err, SL_E_USAGE, 0, "no home directory for the user's units");
+	return out->oom ? SL_FAIL(err, SL_E_NOMEM, 0, "out of memory") : SL_OK;
+}
+
+/* Write via a temporary file and rename, so a unit is never half written. */
+static int write_file(const char *dir, const char *name, const struct strbuf *text,
+		      struct sl_err *err)
+{
+	char path[4096], tmp[4200];
+	FILE *f;
+	int e;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(tmp, sizeof(tmp), "%s.tmp", path);
+	f = fopen(tmp, "w");
+	if (!f)
+		return SL_FAIL(err, SL_E_IO, errno, "write %s", tmp);
+	fchmod(fileno(f), 0644);
+	if (fwrite(text->p, 1, text->len, f) != text->len || fflush(f) != 0 ||
+	    fsync(fileno(f)) != 0) {
+		e = errno;
+		fclose(f);
+		unlink(tmp);
+		return SL_FAIL(err, SL_E_IO, e, "write %s", tmp);
+	}
+	if (fclose(f) != 0 || rename(tmp, path) != 0) {
+		e = errno;
+		unlink(tmp);
+		return SL_FAIL(err, SL_E_IO, e, "write %s", path);
+	}
+	return SL_OK;
+}
+
+static int systemctl(const struct svc_opts *o, const char *a, const char *b, const char *c,
+		     struct strbuf *out)
+{
+	char *argv[6];
+	int n = 0;
+
+	argv[n++] = (char *)"systemctl";
+	if (o->user)
+		argv[n++] = (char *)"--user";
+	argv[n++] = (char *)a;
+	if (b)
+		argv[n++] = (char *)b;
+	if (c)
+		argv[n++] = (char *)c;
+	argv[n] = NULL;
+	return run(argv, out);
+}
+
+static const char *scope(const struct svc_opts *o)
+{
+	return o->user ? "systemctl --user" : "systemctl";
+}
+
+int svc_install(const struct svc_opts *o, struct strbuf *report, struct sl_err *err)
+{
+	struct strbuf dir = STRBUF_INIT, svc = STRBUF_INIT, tmr = STRBUF_INIT, out = STRBUF_INIT;
+	int rc, e;
+
+	rc = svc_units(o, &svc, &tmr, err);
+	if (rc == SL_OK)
+		rc = unit_dir(o, &dir, err);
+	if (rc == SL_OK) {
+		sb_addf(&dir, "/%s", UNIT ".service");
+		e = sys_mkdir_parents(dir.p);
+		sb_truncate(&dir, dir.len - strlen("/" UNIT ".service"));
+		if (e)
+			rc = SL_FAIL(err, SL_E_IO, e, "create %s", dir.p);
+	}
+	if (rc == SL_OK)
+		rc = write_file(dir.p, UNIT ".service", &svc, err);
+	if (rc == SL_OK)
+		rc = write_file(dir.p, UNIT ".timer", &tmr, err);
+	if (rc != SL_OK)
+		goto out;
+	sb_addf(report, "units: %s/%s.service, %s.timer\n", dir.p, UNIT, UNIT);
+	if (o->dest)
+		goto out;
+	if (systemctl(o, "daemon-reload", NULL, NULL, &out) != 0 ||
+	    (sb_reset(&out), systemctl(o, "enable", "--now", UNIT ".timer", &out)) != 0) {
+		rc = SL_FAIL(err, SL_E_IO, 0,
+			     "the units are written, but %s could not enable them: %s"
+			     "run '%s daemon-reload && %s enable --now %s.timer' once systemd runs",
+			     scope(o), out.p ? out.p : "", scope(o), scope(o), UNIT);
+		goto out;
+	}
+	sb_addf(report, "enabled: %s.timer (%s list-timers %s.timer shows the next run)\n",
+		UNIT, scope(o), UNIT);
+	if (o->user) {
+		const char *user = getenv("USER");
+		sb_reset(&out);
+		if (user) {
+			char *argv[] = {(char *)"loginctl", (char *)"show-user", (char *)user,
+					(char *)"--property=Linger", NULL};
+			if (run(argv, &out) == 0 && out.p && strstr(out.p, "Linger=no"))
+				sb_addf(report,
+					"note: a user timer runs only while you are logged in; "
+					"'loginctl enable-linger %s' lets it run at night\n", user);
+		}
+	}
+out:
+	sb_free(&dir);
+	sb_free(&svc);
+	sb_free(&tmr);
+	sb_free(&out);
+	return rc;
+}
+
+int svc_uninstall(const struct svc_opts *o, struct strbuf *report, struct sl_err *err)
+{
+	struct strbuf dir = STRBUF_INIT, out = STRBUF_INIT;
+	static const char *const names[] = {UNIT ".timer", UNIT ".service"};
+	int rc, i, removed = 0;
+
+	rc = unit_dir(o, &dir, err);
+	if (rc != SL_OK)
+		goto out;
+	if (!o->dest) {
+		/* a running scan gets SIGTERM: it stores what it read */
+		if (systemctl(o, "disable", "--now", UNIT ".timer", &out) == 0)
+			sb_addf(report, "disabled: %s.timer\n", UNIT);
+		sb_reset(&out);
+		systemctl(o, "stop", UNIT ".service", NULL, &out);
+	}
+	for (i = 0; i < 2; i++) {
+		char path[4200];
+		snprintf(path, sizeof(path), "%s/%s", dir.p, names[i]);
+		if (unlink(path) == 0) {
+			sb_addf(report, "removed: %s\n", path);
+			removed++;
+		} else if (errno != ENOENT) {
+			rc = SL_FAIL(err, SL_E_IO, errno, "remove %s", path);
+			goto out;
+		}
+	}
+	if (!removed)
+		sb_addf(report, "not installed (no units in %s)\n", dir.p);
+	if (!o->dest) {
+		sb_reset(&out);
+		systemctl(o, "daemon-reload", NULL, NULL, &out);
+	}
+out:
+	sb_free(&dir);
+	sb_free(&out);
+	return rc;
+}
+
+/* Value of `key=` in systemctl show output, or "". */
+static void show_value(const char *text, const char *key, char *buf, size_t cap)
+{
+	size_t kl = strlen(key);
+	const char *p = text;
+
+	buf[0] = '\0';
+	while (p && *p) {
+		if (strncmp(p, key, kl) == 0 && p[kl] == '=') {
+			size_t n = strcspn(p + kl + 1, "\n");
+			snprintf(buf, cap, "%.*s", (int)n, p + kl + 1);
+			return;
+		}
+		p = strchr(p, '\n');
+		if (p)
+			p++;
+	}
+}
+
+int svc_status(const struct svc_opts *o, struct strbuf *report, struct sl_err *err)
+{
+	struct strbuf dir = STRBUF_INIT, out = STRBUF_INIT;
+	char path[4200], v[256];
+	struct stat st;
+	int rc = unit_dir(o, &dir, err);
+
+	if (rc != SL_OK)
+		goto out;
+	snprintf(path, sizeof(path), "%s/%s.timer", dir.p, UNIT);
+	sb_addf(report, "units: %s\n", stat(path, &st) == 0 ? path : "not installed");
+	if (o->dest)
+		goto out;
+	if (systemctl(o, "show", UNIT ".timer",
+		      "--property=UnitFileState,ActiveState,NextElapseUSecRealtime,LastTriggerUSec",
+		      &out) != 0) {
+		size_t n = out.p ? strcspn(out.p, "\n") : 0;
+		sb_addf(report, "systemd: cannot ask (%.*s)\n", (int)n, n ? out.p : "no systemctl");
+		goto out;
+	}
+	show_value(out.p, "UnitFileState", v, sizeof(v));
+	sb_addf(report, "timer: %s", v[0] ? v : "unknown");
+	show_value(out.p, "ActiveState", v, sizeof(v));
+	sb_addf(report, ", %s\n", v[0] ? v : "unknown");
+	show_value(out.p, "NextElapseUSecRealtime", v, sizeof(v));
+	if (v[0])
+		sb_addf(report, "next run: %s\n", v);
+	show_value(out.p, "LastTriggerUSec", v, sizeof(v));
+	if (v[0] && strcmp(v, "n/a") != 0)
+		sb_addf(report, "last run: %s\n", v);
+	sb_reset(&out);
+	if (systemctl(o, "show", UNIT ".service", "--property=ActiveState,Result,ExecMainStatus",
+		      &out) == 0) {
+		char a[64], r[64], x[16];
+		show_value(out.p, "ActiveState", a, sizeof(a));
+		show_value(out.p, "Result", r, sizeof(r));
+		show_value(out.p, "ExecMainStatus", x, sizeof(x));
+		sb_addf(report, "service: %s, last result %s (exit status %s)\n", a, r, x);
+	}
+out:
+	sb_free(&dir);
+	sb_free(&out);
+	return rc;
+}
