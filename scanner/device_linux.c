@@ -225,6 +225,17 @@ static int all_zero(const unsigned char *b, size_t n)
 	return 1;
 }
 
+/* A little-endian volume serial of n bytes (at most 8) as blkid prints
+ * it: most significant byte first. */
+static void serial_le(char *out, size_t cap, const unsigned char *b, size_t n)
+{
+	unsigned char s[8];
+	size_t i;
+	for (i = 0; i < n; i++)
+		s[i] = b[n - 1 - i];
+	hex(out, cap, s, n, 0);
+}
+
 /* The UUID or serial in the superblock of block device `dev`; 0 if found. */
 static int superblock_id(const char *dev, char *out, size_t cap)
 {
@@ -246,23 +257,16 @@ static int superblock_id(const char *dev, char *out, size_t cap)
 		found = 0;
 	/* NTFS, exFAT, FAT32, FAT16: volume serial numbers */
 	} else if (memcmp(b + 3, "NTFS    ", 8) == 0) {
-		unsigned char s[8];
-		int i;
-		for (i = 0; i < 8; i++)
-			s[i] = b[0x48 + 7 - i];
-		hex(id, sizeof(id), s, 8, 0);
+		serial_le(id, sizeof(id), b + 0x48, 8);
 		found = 1;
 	} else if (memcmp(b + 3, "EXFAT   ", 8) == 0) {
-		unsigned char s[4] = {b[0x67], b[0x66], b[0x65], b[0x64]};
-		hex(id, sizeof(id), s, 4, 0);
+		serial_le(id, sizeof(id), b + 0x64, 4);
 		found = 1;
 	} else if (memcmp(b + 0x52, "FAT32   ", 8) == 0) {
-		unsigned char s[4] = {b[0x46], b[0x45], b[0x44], b[0x43]};
-		hex(id, sizeof(id), s, 4, 0);
+		serial_le(id, sizeof(id), b + 0x43, 4);
 		found = 1;
 	} else if (memcmp(b + 0x36, "FAT1", 4) == 0) {
-		unsigned char s[4] = {b[0x2a], b[0x29], b[0x28], b[0x27]};
-		hex(id, sizeof(id), s, 4, 0);
+		serial_le(id, sizeof(id), b + 0x27, 4);
 		found = 1;
 	/* btrfs: superblock at 64 KiB, "_BHRfS_M" at +64, fsid at +32 */
 	} else if (pread(fd, b, 512, 65536) == 512 && memcmp(b + 64, "_BHRfS_M", 8) == 0) {

@@ -91,6 +91,19 @@ static int set_dev(struct ftab *ft, uint32_t i, uint64_t st_dev, struct sl_err *
 	return rc;
 }
 
+/* Each pass's step before touching file k: stop when cancelled, else its
+ * path in *path. */
+static int next_path(const struct ftab *ft, uint32_t k, atomic_int *cancel, struct strbuf *path,
+		     struct sl_err *err)
+{
+	if (cancel && atomic_load(cancel))
+		return SL_FAIL(err, SL_E_CANCELLED, 0, "locate: cancelled");
+	sb_reset(path);
+	if (ftab_path(ft, k, path) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
+	return SL_OK;
+}
+
 int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,
 		atomic_int *cancel, struct sl_err *err)
 {
@@ -110,15 +123,8 @@ int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st
 		struct sl_err fe;
 		int frc;
 
-		if (cancel && atomic_load(cancel)) {
-			rc = SL_FAIL(err, SL_E_CANCELLED, 0, "locate: cancelled");
+		if ((rc = next_path(ft, k, cancel, &path, err)) != SL_OK)
 			break;
-		}
-		sb_reset(&path);
-		if (ftab_path(ft, k, &path) != 0) {
-			rc = SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
-			break;
-		}
 		frc = ext_stat(path.p, &r, &fe);
 		if (frc != SL_OK) {
 			rc = failed(ft, k, frc, &fe, path.p, st, err);
@@ -174,15 +180,8 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		struct sl_err fe;
 		int frc;
 
-		if (cancel && atomic_load(cancel)) {
-			rc = SL_FAIL(err, SL_E_CANCELLED, 0, "locate: cancelled");
+		if ((rc = next_path(ft, k, cancel, &path, err)) != SL_OK)
 			break;
-		}
-		sb_reset(&path);
-		if (ftab_path(ft, k, &path) != 0) {
-			rc = SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
-			break;
-		}
 		frc = ext_locate(path.p, ft->devs[f->dev].extents != 0, &r, &fe);
 		if (frc != SL_OK) {
 			/* vanished between the passes: not counted twice */
