@@ -32,7 +32,10 @@ struct sl_err {
 	char msg[384];    /* "operation 'path': reason" */
 };
 
-#if defined(__GNUC__)
+#if defined(__MINGW32__)
+/* MinGW's own C99 printf family (__USE_MINGW_ANSI_STDIO), not msvcrt's */
+#define SL_PRINTF(a, b) __attribute__((format(gnu_printf, a, b)))
+#elif defined(__GNUC__)
 #define SL_PRINTF(a, b) __attribute__((format(printf, a, b)))
 #else
 #define SL_PRINTF(a, b)

@@ -5,12 +5,16 @@
 
 #include <stddef.h>
 #include <stdatomic.h>
+#include <stdio.h>
 #include <stdint.h>
 
 #include "common/strbuf.h"
 
 /* Monotonic time in seconds, for phase timings. */
 double sys_now(void);
+
+/* Wall-clock time, nanoseconds since 1970 (for deadlines and seeds). */
+int64_t sys_wall_ns(void);
 
 /* CPU time consumed by the calling thread, in seconds (0 if unknown). */
 double sys_thread_cpu(void);
@@ -54,9 +58,14 @@ const char *sys_home(void);
 /* Absolute path of the running program.  Returns 0 or an errno value. */
 int sys_self_exe(struct strbuf *out);
 
-/* On SIGINT/SIGTERM (Windows: console control events) set *flag instead of
- * dying; a second signal ends the process at once. */
+/* On SIGINT/SIGTERM (Windows: console control events, and the service's
+ * stop event, see service_win.c) set *flag instead of dying; a second
+ * signal ends the process at once. */
 void sys_on_interrupt(atomic_int *flag);
+
+/* Act as if that signal (console event) arrived: the Windows service's STOP
+ * and SHUTDOWN controls end a scan this way. */
+void sys_raise_interrupt(void);
 
 /* Empty the kernel's caches (page cache, dentries, inodes) after syncing,
  * for cold-cache measurements.  Needs privileges; returns 0 or an errno
@@ -96,6 +105,19 @@ void sys_sleep(double seconds);
 
 /* Run a shell command line; returns its exit status, or -1. */
 int sys_run(const char *cmdline);
+
+/* fopen for a UTF-8 path (Windows: _wfopen; the C library's fopen would
+ * take the ANSI code page there). */
+FILE *sys_fopen(const char *path, const char *mode);
+
+/* Absolute, canonical form of an existing path, in the form seekless stores
+ * (Windows: "C:/dir/file", '/' separators).  Returns 0 or an errno value. */
+int sys_abs_path(const char *path, struct strbuf *out);
+
+/* Replace argv with the command line in UTF-8 (Windows: from the UTF-16
+ * command line, since main's argv is in the ANSI code page; POSIX: argv
+ * is already bytes as given, nothing to do). */
+void sys_utf8_args(int *argc, char ***argv);
 
 /* Allow as many open descriptors as the hard limit permits; deep trees and
  * parallel readers hold several at once. */

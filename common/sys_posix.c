@@ -23,6 +23,13 @@ double sys_now(void)
 	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+int64_t sys_wall_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
+}
+
 double sys_thread_cpu(void)
 {
 	struct timespec ts;
@@ -180,6 +187,12 @@ void sys_on_interrupt(atomic_int *flag)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGINT, &sa, NULL);
 	sigaction(SIGTERM, &sa, NULL);
+}
+
+void sys_raise_interrupt(void)
+{
+	if (interrupt_flag)
+		atomic_store(interrupt_flag, 1);
 }
 
 int sys_file_id(const char *path, uint64_t *dev, uint64_t *ino)
@@ -350,4 +363,27 @@ void sys_sleep(double seconds)
 	ts.tv_nsec = (long)((seconds - (double)ts.tv_sec) * 1e9);
 	while (nanosleep(&ts, &ts) != 0 && errno == EINTR) {
 	}
+}
+
+FILE *sys_fopen(const char *path, const char *mode)
+{
+	return fopen(path, mode);
+}
+
+int sys_abs_path(const char *path, struct strbuf *out)
+{
+	char *abs = realpath(path, NULL);
+
+	if (!abs)
+		return errno;
+	sb_reset(out);
+	sb_adds(out, abs);
+	free(abs);
+	return out->oom ? ENOMEM : 0;
+}
+
+void sys_utf8_args(int *argc, char ***argv)
+{
+	(void)argc;
+	(void)argv;
 }

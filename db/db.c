@@ -48,6 +48,20 @@ int db_open(const char *path, int create, struct db **out, struct sl_err *err)
 	e = create ? sys_mkdir_parents(path) : 0;
 	if (e == 0 && create)
 		e = sys_create_private(path);
+	if (e == 0 && create) {
+		/* The journal files as well: POSIX SQLite would give them the
+		 * main file's mode anyway, but on Windows they would take the
+		 * folder's permissions.  Empty ones are valid. */
+		struct strbuf side = STRBUF_INIT;
+		sb_addf(&side, "%s-wal", path);
+		if (!side.oom)
+			e = sys_create_private(side.p);
+		sb_reset(&side);
+		sb_addf(&side, "%s-shm", path);
+		if (e == 0 && !side.oom)
+			e = sys_create_private(side.p);
+		sb_free(&side);
+	}
 	if (e != 0) {
 		rc = SL_FAIL(err, SL_E_DB, e, "database: cannot create '%s'", path);
 		goto fail;

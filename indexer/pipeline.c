@@ -70,14 +70,11 @@ static void *q_pop(struct queue *q, double timeout, int *timed_out)
 	pthread_mutex_lock(&q->mu);
 	while (q->count == 0 && !q->closed) {
 		if (timeout > 0) {
+			/* pthread_cond_timedwait's deadline is on CLOCK_REALTIME */
+			int64_t at = sys_wall_ns() + (int64_t)(timeout * 1e9);
 			struct timespec ts;
-			clock_gettime(CLOCK_REALTIME, &ts);
-			ts.tv_sec += (time_t)timeout;
-			ts.tv_nsec += (long)((timeout - (double)(time_t)timeout) * 1e9);
-			if (ts.tv_nsec >= 1000000000L) {
-				ts.tv_sec++;
-				ts.tv_nsec -= 1000000000L;
-			}
+			ts.tv_sec = (time_t)(at / 1000000000);
+			ts.tv_nsec = (long)(at % 1000000000);
 			if (pthread_cond_timedwait(&q->not_empty, &q->mu, &ts) == ETIMEDOUT &&
 			    q->count == 0) {
 				if (timed_out)

@@ -62,5 +62,7 @@ enum rd_op { RD_OP_OPEN, RD_OP_READ };
 enum rd_fault { RD_FAULT_NONE, RD_FAULT_EIO, RD_FAULT_EINTR, RD_FAULT_SHORT, RD_FAULT_EMFILE,
 		RD_FAULT_EACCES };
 void rd_inject(enum rd_op op, enum rd_fault fault, int skip);
+/* For reader_*.c: the fault to simulate now for op, or RD_FAULT_NONE. */
+int rd_take_fault(enum rd_op op);
 
 #endif

@@ -25,32 +25,9 @@ struct rd_file {
 	uint64_t size;
 };
 
-/* Fault injection: one pending fault per operation. */
-static struct {
-	atomic_int kind;
-	atomic_int skip;
-} faults[2];
-
-void rd_inject(enum rd_op op, enum rd_fault fault, int skip)
-{
-	atomic_store(&faults[op].skip, skip);
-	atomic_store(&faults[op].kind, (int)fault);
-}
-
-static int take_fault(enum rd_op op)
-{
-	int kind = atomic_load(&faults[op].kind);
-	if (kind == RD_FAULT_NONE)
-		return RD_FAULT_NONE;
-	if (atomic_fetch_sub(&faults[op].skip, 1) > 0)
-		return RD_FAULT_NONE;
-	atomic_store(&faults[op].kind, RD_FAULT_NONE);
-	return kind;
-}
-
 static int sys_open(const char *path, int flags)
 {
-	switch (take_fault(RD_OP_OPEN)) {
+	switch (rd_take_fault(RD_OP_OPEN)) {
 	case RD_FAULT_EMFILE: errno = EMFILE; return -1;
 	case RD_FAULT_EACCES: errno = EACCES; return -1;
 	case RD_FAULT_EIO: errno = EIO; return -1;
@@ -61,7 +38,7 @@ static int sys_open(const char *path, int flags)
 
 static ssize_t sys_pread(int fd, void *buf, size_t len, off_t off)
 {
-	switch (take_fault(RD_OP_READ)) {
+	switch (rd_take_fault(RD_OP_READ)) {
 	case RD_FAULT_EIO: errno = EIO; return -1;
 	case RD_FAULT_EINTR: errno = EINTR; return -1;
 	case RD_FAULT_SHORT: return pread(fd, buf, len > 1 ? len / 2 : len, off);

@@ -260,8 +260,7 @@ void cli_group_fs(const struct prep *p, const struct plan *pl, size_t g, char *b
 
 uint64_t cli_random_seed(void)
 {
-	struct timespec ts;
-	timespec_get(&ts, TIME_UTC);
-	return ((uint64_t)ts.tv_sec * 1000000007ull) ^ (uint64_t)ts.tv_nsec ^
-	       ((uint64_t)(uintptr_t)&ts << 16);
+	int64_t ns = sys_wall_ns();
+	return (uint64_t)ns * 1000000007ull ^ (uint64_t)sys_pid() ^
+	       ((uint64_t)(uintptr_t)&ns << 16);
 }

@@ -393,7 +393,7 @@ int cmd_bench(int argc, char **argv)
 			printf(" %11.2f\n", meta);
 		}
 		if (svg) {
-			FILE *f = fopen(svg, "w");
+			FILE *f = sys_fopen(svg, "w");
 			if (!f) {
 				fprintf(stderr, "seekless bench: cannot write %s\n", svg);
 				rc = SL_E_IO;

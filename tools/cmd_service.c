@@ -13,6 +13,7 @@
 static const char help[] =
 	"usage: seekless service install|uninstall|status [--user|--system]\n"
 	"                        [--config FILE] [--dest DIR]\n"
+	"                        [--root DIR]... [--at HH:MM] [--db FILE]\n"
 	"\n"
 	"install    write the units for a nightly `seekless scan --scheduled` and\n"
 	"           enable them (Linux: a systemd service and timer with\n"
@@ -31,9 +32,40 @@ static const char help[] =
 	"  --user         your own manager and ~/.config/seekless/config (the\n"
 	"                 default for everyone else)\n"
 	"  --config FILE  the configuration the service reads instead\n"
-	"  --dest DIR     only write the unit files into DIR (packaging, tests)\n";
+	"  --dest DIR     only write the unit files into DIR (packaging, tests)\n"
+	"  --root DIR     (install) set the roots to scan in the configuration\n"
+	"                 file; repeat for several\n"
+	"  --at HH:MM     (install) set the daily time in the configuration file\n"
+	"  --db FILE      (install) set the index in the configuration file\n"
+	"\n"
+	"Windows: one system-wide service, 'seekless', run as LocalSystem; install\n"
+	"from an elevated prompt.  Configuration %ProgramData%\\seekless\\seekless.conf,\n"
+	"index %ProgramData%\\seekless\\index.db, log seekless-service.log beside the\n"
+	"index.  `seekless service run --config FILE` is what the service manager\n"
+	"starts; it does nothing useful from a console.\n";
 
-#define SYSTEM_DB "/var/lib/seekless/index.db"
+/* Absolute form of a file that does not exist yet (install creates the
+ * configuration): its folder must exist. */
+static int abs_new_file(const char *path, struct strbuf *out)
+{
+	const char *a = strrchr(path, '/'), *b = strrchr(path, '\\');
+	const char *sep = a > b ? a : b;
+	struct strbuf dir = STRBUF_INIT;
+	int rc;
+
+	if (!sep)
+		sb_adds(&dir, ".");
+	else
+		sb_add(&dir, path, (size_t)(sep - path) + (sep == path));
+	rc = dir.oom ? -1 : sys_abs_path(dir.p, out);
+	if (rc == 0) {
+		if (out->len && out->p[out->len - 1] != '/')
+			sb_addc(out, '/');
+		sb_adds(out, sep ? sep + 1 : path);
+	}
+	sb_free(&dir);
+	return rc == 0 && !out->oom ? 0 : -1;
+}
 
 int cmd_service(int argc, char **argv)
 {
@@ -42,6 +74,9 @@ int cmd_service(int argc, char **argv)
 		{"system", no_argument, NULL, 's'},
 		{"config", required_argument, NULL, 'C'},
 		{"dest", required_argument, NULL, 'D'},
+		{"root", required_argument, NULL, 'r'},
+		{"at", required_argument, NULL, 'a'},
+		{"db", required_argument, NULL, 'd'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -50,7 +85,10 @@ int cmd_service(int argc, char **argv)
 	struct svc_opts so;
 	struct cfg cfg;
 	struct sl_err e;
-	const char *action, *config = NULL;
+	const char *action, *config = NULL, *at = NULL, *set_db = NULL;
+	struct strbuf rootbuf = STRBUF_INIT;
+	char **roots = NULL;
+	size_t nroots = 0, cap_roots = 0, nabs = 0;
 	int user = -1, c, rc = SL_OK, code = EXIT_OK;
 
 	memset(&so, 0, sizeof(so));
@@ -62,6 +100,15 @@ int cmd_service(int argc, char **argv)
 		case 's': user = 0; break;
 		case 'C': config = optarg; break;
 		case 'D': so.dest = optarg; break;
+		case 'a': at = optarg; break;
+		case 'd': set_db = optarg; break;
+		case 'r':
+			if (sl_grow(&roots, &cap_roots, nroots + 1, sizeof(*roots)) != 0) {
+				cli_usage_error("service", "out of memory");
+				return EXIT_FATAL;
+			}
+			roots[nroots++] = optarg;
+			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); return EXIT_USAGE;
 		}
@@ -71,9 +118,19 @@ int cmd_service(int argc, char **argv)
 		return EXIT_USAGE;
 	}
 	action = argv[optind];
+	if (strcmp(action, "run") == 0) {
+		free(roots);
+		return svc_run(config);
+	}
 	if (strcmp(action, "install") != 0 && strcmp(action, "uninstall") != 0 &&
 	    strcmp(action, "status") != 0) {
 		cli_usage_error("service", "unknown action '%s'", action);
+		free(roots);
+		return EXIT_USAGE;
+	}
+	if ((nroots || at || set_db) && strcmp(action, "install") != 0) {
+		cli_usage_error("service", "--root, --at and --db go with install");
+		free(roots);
 		return EXIT_USAGE;
 	}
 	so.user = user >= 0 ? user : !sys_is_admin();
@@ -84,19 +141,41 @@ int cmd_service(int argc, char **argv)
 
 	/* the one configuration file the service will read */
 	if (config) {
-		char *abs = realpath(config, NULL);
-		if (!abs) {
+		if (sys_abs_path(config, &cfgpath) != 0 &&
+		    (!(nroots || at || set_db) || abs_new_file(config, &cfgpath) != 0)) {
 			SL_FAIL(&e, SL_E_USAGE, 0, "configuration '%s' not found", config);
 			cli_error("service", &e);
 			return EXIT_USAGE;
 		}
-		sb_adds(&cfgpath, abs);
-		free(abs);
 	} else if (sys_config_path(!so.user, &cfgpath) != 0) {
 		cli_usage_error("service", "no home directory for the user's configuration");
 		return EXIT_USAGE;
 	}
 	so.config = cfgpath.p;
+	if (nroots || at || set_db) {
+		/* absolute roots: the service does not run where we are */
+		size_t i;
+		for (i = 0; i < nroots; i++) {
+			char *dup;
+			if (sys_abs_path(roots[i], &rootbuf) != 0) {
+				cli_usage_error("service", "root '%s' not found", roots[i]);
+				code = EXIT_USAGE;
+				goto out;
+			}
+			if (!(dup = strdup(rootbuf.p))) {
+				code = EXIT_FATAL;
+				goto out;
+			}
+			roots[i] = dup;
+			nabs = i + 1;
+		}
+		rc = cfg_update_file(cfgpath.p, roots, nroots, at, set_db, &e);
+		if (rc != SL_OK) {
+			cli_error("service", &e);
+			code = EXIT_FATAL;
+			goto out;
+		}
+	}
 	rc = cfg_read_file(&cfg, cfgpath.p, strcmp(action, "install") != 0, &e);
 	if (rc != SL_OK) {
 		cli_error("service", &e);
@@ -109,7 +188,7 @@ int cmd_service(int argc, char **argv)
 	if (cfg.db)
 		sb_adds(&dbpath, cfg.db);
 	else if (!so.user)
-		sb_adds(&dbpath, SYSTEM_DB);
+		svc_system_db(&dbpath);
 	else
 		sys_default_db_path(&dbpath);
 	so.db = dbpath.p;
@@ -178,6 +257,10 @@ int cmd_service(int argc, char **argv)
 		code = rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
 	}
 out:
+	while (nabs > 0)
+		free(roots[--nabs]);
+	free(roots);
+	sb_free(&rootbuf);
 	cfg_free(&cfg);
 	sb_free(&cfgpath);
 	sb_free(&exe);

@@ -177,7 +177,7 @@ int cfg_read_file(struct cfg *c, const char *path, int missing_ok, struct sl_err
 {
 	char line[4096], where[4200];
 	int lineno = 0, rc = SL_OK, replaced_roots = 0, replaced_excl = 0;
-	FILE *f = fopen(path, "r");
+	FILE *f = sys_fopen(path, "r");
 
 	if (!f) {
 		if (missing_ok && errno == ENOENT)
@@ -241,5 +241,76 @@ int cfg_load(struct cfg *c, const char *path, struct sl_err *err)
 		rc = cfg_read_file(c, p.p, 1, err);
 	}
 	sb_free(&p);
+	return rc;
+}
+
+/* The key of a `key = value` line, or "" for comments and blank lines. */
+static void line_key(const char *line, char *key, size_t cap)
+{
+	size_t n = 0;
+
+	while (*line == ' ' || *line == '\t')
+		line++;
+	while (n + 1 < cap && (isalnum((unsigned char)*line) || *line == '_'))
+		key[n++] = *line++;
+	key[n] = '\0';
+	while (*line == ' ' || *line == '\t')
+		line++;
+	if (*line != '=')
+		key[0] = '\0';
+}
+
+static void put_setting(struct strbuf *sb, const char *key, const char *val)
+{
+	size_t n = strlen(val);
+	int quote = n && (isspace((unsigned char)val[0]) || isspace((unsigned char)val[n - 1]));
+	sb_addf(sb, quote ? "%s = \"%s\"\n" : "%s = %s\n", key, val);
+}
+
+int cfg_update_file(const char *path, char *const *roots, size_t nroots, const char *schedule,
+		    const char *db, struct sl_err *err)
+{
+	struct strbuf out = STRBUF_INIT;
+	char line[4096], key[32];
+	FILE *f = sys_fopen(path, "r");
+	size_t i;
+	int rc = SL_OK, e;
+
+	if (!f && errno != ENOENT)
+		return SL_FAIL(err, SL_E_IO, errno, "read %s", path);
+	if (!f)
+		sb_adds(&out, "# seekless configuration (docs/usage.md)\n");
+	while (f && fgets(line, sizeof(line), f)) {
+		line_key(line, key, sizeof(key));
+		if ((nroots && strcmp(key, "root") == 0) || (schedule && strcmp(key, "schedule") == 0) ||
+		    (db && strcmp(key, "db") == 0))
+			continue;
+		sb_adds(&out, line);
+		if (out.len && out.p[out.len - 1] != '\n')
+			sb_addc(&out, '\n');
+	}
+	if (f)
+		fclose(f);
+	for (i = 0; i < nroots; i++)
+		put_setting(&out, "root", roots[i]);
+	if (schedule)
+		put_setting(&out, "schedule", schedule);
+	if (db)
+		put_setting(&out, "db", db);
+	if (out.oom) {
+		sb_free(&out);
+		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	}
+	e = sys_mkdir_parents(path);
+	f = e ? NULL : sys_fopen(path, "w");
+	if (!f) {
+		rc = SL_FAIL(err, SL_E_IO, e ? e : errno, "write %s", path);
+	} else {
+		if (fwrite(out.p, 1, out.len, f) != out.len)
+			rc = SL_FAIL(err, SL_E_IO, errno, "write %s", path);
+		if (fclose(f) != 0 && rc == SL_OK)
+			rc = SL_FAIL(err, SL_E_IO, errno, "write %s", path);
+	}
+	sb_free(&out);
 	return rc;
 }

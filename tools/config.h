@@ -55,6 +55,15 @@ int cfg_load(struct cfg *c, const char *path, struct sl_err *err);
  * a file that does not exist is not an error. */
 int cfg_read_file(struct cfg *c, const char *path, int missing_ok, struct sl_err *err);
 
+/* Rewrite the configuration file at path (created when missing, with its
+ * folder): when nroots > 0 its `root` lines are replaced by roots; when
+ * schedule / db are not NULL, those settings are replaced.  Every other
+ * line, comments included, is kept as it was.  `service install --root
+ * --at --db` goes through here, so the service always reads its settings
+ * from the one file.  Returns SL_OK, SL_E_IO or SL_E_NOMEM. */
+int cfg_update_file(const char *path, char *const *roots, size_t nroots, const char *schedule,
+		    const char *db, struct sl_err *err);
+
 void cfg_free(struct cfg *c);
 
 #endif

@@ -2,6 +2,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "common/sys.h"
 #include "tools/cli.h"
 
 static const char usage[] =
@@ -49,8 +50,10 @@ static int dispatch(const char *name, int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-	const char *cmd = argc > 1 ? argv[1] : NULL;
+	const char *cmd;
 
+	sys_utf8_args(&argc, &argv);
+	cmd = argc > 1 ? argv[1] : NULL;
 	if (!cmd) {
 		fputs(usage, stderr);
 		return EXIT_USAGE;

@@ -43,6 +43,19 @@ int svc_uninstall(const struct svc_opts *o, struct strbuf *report, struct sl_err
  * be asked: report says so). */
 int svc_status(const struct svc_opts *o, struct strbuf *report, struct sl_err *err);
 
+/* Where the system-wide service keeps its index unless the configuration
+ * names one (Linux: /var/lib/seekless/index.db; Windows:
+ * %ProgramData%/seekless/index.db).  Returns 0 or -1. */
+int svc_system_db(struct strbuf *out);
+
+/* Be the service: what the service manager starts (`seekless service run
+ * --config FILE`).  Windows: connect to the SCM and run the scheduled scans
+ * until told to stop, logging to seekless-service.log beside the index;
+ * never falls back to running in the console.  Linux: systemd starts
+ * `seekless scan --scheduled` itself, so this only explains that.  Returns
+ * the process exit status. */
+int svc_run(const char *config);
+
 /* The unit texts install writes (Linux: seekless.service, seekless.timer),
  * for tests and the units shipped in tools/systemd/.  Returns SL_OK,
  * SL_E_USAGE for a bad schedule, SL_E_NOMEM. */

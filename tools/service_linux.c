@@ -451,3 +451,18 @@ out:
 	sb_free(&out);
 	return rc;
 }
+
+int svc_system_db(struct strbuf *out)
+{
+	sb_reset(out);
+	sb_adds(out, "/var/lib/seekless/index.db");
+	return out->oom ? -1 : 0;
+}
+
+int svc_run(const char *config)
+{
+	(void)config;
+	fprintf(stderr, "seekless service run: only for the Windows service manager; systemd runs "
+			"`seekless scan --scheduled` itself (see `seekless service status`)\n");
+	return 2;
+}

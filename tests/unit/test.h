@@ -4,13 +4,10 @@
 #define SL_TEST_H
 
 #include <errno.h>
-#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 static int t_failures;
 static int t_checks;
@@ -60,35 +57,21 @@ static inline int t_done(void)
 	return t_failures ? 1 : 0;
 }
 
-/* A fresh directory under $TMPDIR (or /tmp); removed by t_rmtree. */
-static inline char *t_tmpdir(const char *tag)
-{
-	const char *base = getenv("TMPDIR");
-	char *p = malloc(4096);
-	snprintf(p, 4096, "%s/seekless-%s-XXXXXX", base && base[0] ? base : "/tmp", tag);
-	if (!mkdtemp(p)) {
-		perror("mkdtemp");
-		exit(2);
-	}
-	return p;
-}
+/* The platform part (tplat_posix.c, tplat_win.c, chosen by CMake). */
 
-static inline void t_rmtree(const char *dir)
-{
-	char cmd[4200];
-	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
-	if (system(cmd) != 0)
-		fprintf(stderr, "warning: could not remove %s\n", dir);
-}
+/* A fresh directory under $TMPDIR (or the system's temporary folder), in
+ * seekless's path form; removed with everything in it by t_rmtree. */
+char *t_tmpdir(const char *tag);
+void t_rmtree(const char *dir);
 
-static inline void t_write(const char *path, const void *data, size_t n)
-{
-	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-	if (fd < 0 || write(fd, data, n) != (ssize_t)n || close(fd) != 0) {
-		fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
-		exit(2);
-	}
-}
+/* Write a whole file (exits on failure), make a directory, remove a file. */
+void t_write(const char *path, const void *data, size_t n);
+int t_mkdir(const char *path);
+int t_unlink(const char *path);
+
+/* 1 when only the owner (and on Windows SYSTEM and Administrators) may
+ * open path, 0 when others may, -1 when it cannot be told. */
+int t_private(const char *path);
 
 /* n pseudo-random bytes from seed, into a new buffer. */
 static inline unsigned char *t_bytes(size_t n, uint64_t seed)

@@ -1,5 +1,8 @@
 /* The configuration file: syntax, values, errors with file:line, and the
  * precedence of the system file, the user's file and --config. */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "tools/config.h"
 #include "scanner/plan.h"
 #include "tests/unit/test.h"

@@ -1,4 +1,7 @@
 /* The device probe against this machine's own mounts. */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "scanner/device.h"

@@ -1,5 +1,8 @@
 /* FIEMAP on the file system holding $TMPDIR, and on tmpfs (/dev/shm), which
  * has no extent map.  The integration tests cover ext4, xfs and btrfs. */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/stat.h>
 
 #include "scanner/extents.h"

@@ -78,7 +78,7 @@ static void build(void)
 	int i;
 	dir = t_tmpdir("pipe");
 	snprintf(p, sizeof(p), "%s/sub", dir);
-	mkdir(p, 0755);
+	t_mkdir(p);
 	for (i = 0; i < NSMALL; i++) {
 		size_t n = (size_t)(i * 7919 % 300000);
 		unsigned char *d = t_bytes(n, (uint64_t)i);
@@ -151,7 +151,7 @@ static void test_full_run(void)
 
 	fx_setup(&x);
 	snprintf(p, sizeof(p), "%s/vanishes.bin", dir);
-	unlink(p); /* between plan and read */
+	t_unlink(p); /* between plan and read */
 	x.o.jobs = 3;
 	x.o.mem_budget = 4u << 20; /* the 40 MiB file must stream */
 	x.o.chunk = 256u << 10;

@@ -7,6 +7,7 @@ enum { SDA1, SDA2, NVME, SHM };
 
 static struct ftab ft;
 static struct dev_info devs[4];
+static char shm_group[48]; /* "fs " and the platform's form of its device number */
 
 static uint32_t add(uint32_t dir, const char *name, int dev, uint64_t ino, uint64_t phys,
 		    uint16_t flags)
@@ -24,6 +25,7 @@ static void setup(void)
 {
 	uint32_t r1, r2, r3, r4;
 	uint16_t d;
+	char num[32];
 	int i;
 
 	ftab_init(&ft);
@@ -34,6 +36,8 @@ static void setup(void)
 		devs[i].st_dev = 0x100 + (uint64_t)i;
 		strcpy(devs[i].fstype, "ext4");
 	}
+	dev_number(devs[SHM].st_dev, num, sizeof(num));
+	snprintf(shm_group, sizeof(shm_group), "fs %s", num);
 	strcpy(devs[SDA1].disk, "sda");
 	strcpy(devs[SDA2].disk, "sda");
 	devs[SDA1].rotational = devs[SDA2].rotational = 1;
@@ -104,14 +108,14 @@ static void test_auto(void)
 	CHECK_INT(p.n, 10);
 	expect(&p, "sda", sda, 6);
 	expect(&p, "nvme0n1", ssd, 2);
-	expect(&p, "fs 1:3", shm, 2);
+	expect(&p, shm_group, shm, 2);
 	g = group(&p, "sda");
 	CHECK(g && g->order == PLAN_PHYSICAL && g->located == 4 && g->rotational == 1);
 	CHECK(g && strstr(g->reason, "rotational (sda queue/rotational=1)") != NULL);
 	CHECK(g && strstr(g->reason, "2 of 6 files have no position") != NULL);
 	g = group(&p, "nvme0n1");
 	CHECK(g && g->order == PLAN_FS && strstr(g->reason, "no seek penalty") != NULL);
-	g = group(&p, "fs 1:3");
+	g = group(&p, shm_group);
 	CHECK(g && g->order == PLAN_INODE);
 	CHECK(g && strstr(g->reason, "no extent map on tmpfs") != NULL);
 	CHECK(g && strstr(g->reason, "inode") != NULL);
@@ -130,7 +134,7 @@ static void test_forced(void)
 
 	CHECK_INT(plan_build(&ft, devs, PLAN_PHYSICAL, 1, &p, &e), SL_OK);
 	expect(&p, "nvme0n1", phys_ssd, 2); /* honoured even without seek penalty */
-	g = group(&p, "fs 1:3");
+	g = group(&p, shm_group);
 	CHECK(g && g->order == PLAN_INODE);
 	CHECK(g && strstr(g->reason, "physical requested, but no extent map on tmpfs") != NULL);
 	CHECK(g && strstr(g->reason, "fell back to inode order") != NULL);

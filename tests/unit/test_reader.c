@@ -1,5 +1,8 @@
 /* The read seam: whole reads, resumed short reads and EINTR, injected
  * EIO/EMFILE/EACCES, and files that are not what they were. */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include "indexer/reader.h"
 #include "tests/unit/test.h"
 

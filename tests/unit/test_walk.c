@@ -1,5 +1,8 @@
 /* The walk on a real directory tree: symlinks, FIFOs, sockets, loops,
  * overlapping roots, depth limit, bind-mount loop (as root). */
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
 #include <sys/un.h>

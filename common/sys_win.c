@@ -1,0 +1,503 @@
+/* sys_win.c - sys.h on Windows (Win32 API, UTF-16 at this seam). */
+#include "common/sys.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <windows.h>
+#include <psapi.h>
+#include <sddl.h>
+#include <shellapi.h>
+
+#include "common/win.h"
+
+double sys_now(void)
+{
+	static LARGE_INTEGER freq;
+	LARGE_INTEGER now;
+
+	if (!freq.QuadPart)
+		QueryPerformanceFrequency(&freq);
+	QueryPerformanceCounter(&now);
+	return (double)now.QuadPart / (double)freq.QuadPart;
+}
+
+int64_t sys_wall_ns(void)
+{
+	FILETIME ft;
+	GetSystemTimeAsFileTime(&ft);
+	return ((int64_t)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime) -
+		116444736000000000LL) * 100;
+}
+
+static double filetime_s(FILETIME ft)
+{
+	return (double)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime) / 1e7;
+}
+
+double sys_thread_cpu(void)
+{
+	FILETIME c, x, k, u;
+	if (!GetThreadTimes(GetCurrentThread(), &c, &x, &k, &u))
+		return 0;
+	return filetime_s(k) + filetime_s(u);
+}
+
+int sys_cpu_count(void)
+{
+	DWORD_PTR proc, sys;
+	int n = 0;
+
+	if (GetProcessAffinityMask(GetCurrentProcess(), &proc, &sys))
+		for (; proc; proc &= proc - 1)
+			n++;
+	return n > 0 ? n : 1;
+}
+
+void sys_strerror(int sys, char *buf, size_t len)
+{
+	wchar_t w[256];
+	struct strbuf sb = STRBUF_INIT;
+	DWORD n;
+
+	if (sys == WIN_E_BOGUS_EXTENTS) {
+		snprintf(buf, len, "extents unavailable: the file system answered with an "
+			 "impossible retrieval-pointer layout");
+		return;
+	}
+	if (sys < WIN_SYS_BASE) {
+		/* msvcrt knows only the old errno values; name the POSIX ones the
+		 * seams use */
+		const char *s = sys == EOPNOTSUPP ? "Operation not supported"
+			      : sys == EWOULDBLOCK ? "Resource temporarily unavailable"
+			      : sys == ENOTSUP ? "Not supported"
+			      : NULL;
+		if (s)
+			snprintf(buf, len, "%s", s);
+		else if (strerror_s(buf, len, sys) != 0)
+			snprintf(buf, len, "error %d", sys);
+		return;
+	}
+	n = FormatMessageW(FORMAT_MESSAGE_FROM_SYSTEM | FORMAT_MESSAGE_IGNORE_INSERTS, NULL,
+			   (DWORD)(sys - WIN_SYS_BASE), MAKELANGID(LANG_ENGLISH, SUBLANG_DEFAULT),
+			   w, sizeof(w) / sizeof(w[0]), NULL);
+	while (n > 0 && (w[n - 1] == L'\r' || w[n - 1] == L'\n' || w[n - 1] == L'.'))
+		n--;
+	if (n == 0 || win_utf8(w, (int)n, &sb) != 0 || !sb.p) {
+		snprintf(buf, len, "Windows error %d", sys - WIN_SYS_BASE);
+	} else {
+		snprintf(buf, len, "%s (Windows error %d)", sb.p, sys - WIN_SYS_BASE);
+	}
+	sb_free(&sb);
+}
+
+uint64_t sys_peak_rss(void)
+{
+	PROCESS_MEMORY_COUNTERS pmc;
+	if (!K32GetProcessMemoryInfo(GetCurrentProcess(), &pmc, sizeof(pmc)))
+		return 0;
+	return (uint64_t)pmc.PeakWorkingSetSize;
+}
+
+/* The directory part of a path (either separator), or 0 when there is none. */
+static size_t dir_len(const char *path)
+{
+	size_t n = strlen(path);
+	while (n > 0 && path[n - 1] != '/' && path[n - 1] != '\\')
+		n--;
+	return n > 0 ? n - 1 : 0;
+}
+
+int sys_mkdir_parents(const char *path)
+{
+	size_t n = dir_len(path), i;
+	char *buf;
+	int rc = 0;
+
+	if (n == 0)
+		return 0;
+	buf = malloc(n + 1);
+	if (!buf)
+		return ENOMEM;
+	memcpy(buf, path, n);
+	buf[n] = '\0';
+	/* start past the drive ("C:/") or the UNC share ("//server/share/") */
+	i = (n >= 2 && buf[1] == ':') ? 3 : 0;
+	for (; i <= n && !rc; i++) {
+		if (i == n || buf[i] == '/' || buf[i] == '\\') {
+			char c = buf[i];
+			wchar_t *w;
+			if (i == 0)
+				continue;
+			buf[i] = '\0';
+			w = win_path(buf);
+			if (!w) {
+				rc = errno;
+			} else if (!CreateDirectoryW(w, NULL)) {
+				DWORD e = GetLastError();
+				if (e != ERROR_ALREADY_EXISTS && e != ERROR_ACCESS_DENIED)
+					rc = win_errno(e);
+				else if (e == ERROR_ACCESS_DENIED &&
+					 GetFileAttributesW(w) == INVALID_FILE_ATTRIBUTES)
+					rc = EACCES;
+			}
+			free(w);
+			buf[i] = c;
+		}
+	}
+	free(buf);
+	return rc;
+}
+
+int sys_file_id(const char *path, uint64_t *dev, uint64_t *ino)
+{
+	BY_HANDLE_FILE_INFORMATION fi;
+	wchar_t *w = win_path(path);
+	HANDLE h;
+	int rc = 0;
+
+	if (!w)
+		return errno;
+	h = CreateFileW(w, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+			OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+	free(w);
+	if (h == INVALID_HANDLE_VALUE)
+		return win_errno(GetLastError());
+	if (GetFileInformationByHandle(h, &fi)) {
+		*dev = fi.dwVolumeSerialNumber;
+		*ino = ((uint64_t)fi.nFileIndexHigh << 32) | fi.nFileIndexLow;
+	} else {
+		rc = win_errno(GetLastError());
+	}
+	CloseHandle(h);
+	return rc;
+}
+
+/* Owner, SYSTEM and Administrators only, not inherited from the folder: the
+ * index lists every file name on the drives, which is not everyone's
+ * business on a shared machine. */
+static const wchar_t PRIVATE_SDDL[] = L"D:P(A;;FA;;;OW)(A;;FA;;;SY)(A;;FA;;;BA)";
+
+int sys_create_private(const char *path)
+{
+	SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, FALSE};
+	wchar_t *w = win_path(path);
+	HANDLE h;
+	int rc = 0;
+
+	if (!w)
+		return errno;
+	if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(PRIVATE_SDDL, SDDL_REVISION_1,
+								  &sa.lpSecurityDescriptor, NULL))
+		sa.lpSecurityDescriptor = NULL;
+	h = CreateFileW(w, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, &sa,
+			CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
+	if (h == INVALID_HANDLE_VALUE) {
+		DWORD e = GetLastError();
+		if (e != ERROR_FILE_EXISTS && e != ERROR_ALREADY_EXISTS)
+			rc = win_errno(e);
+	} else {
+		CloseHandle(h);
+	}
+	LocalFree(sa.lpSecurityDescriptor);
+	free(w);
+	return rc;
+}
+
+/* An environment variable in UTF-8 with '/' separators, or -1. */
+static int env_path(const wchar_t *name, struct strbuf *out)
+{
+	const wchar_t *v = _wgetenv(name);
+	if (!v || !v[0])
+		return -1;
+	return win_from_path(v, out);
+}
+
+int sys_default_db_path(struct strbuf *out)
+{
+	sb_reset(out);
+	if (env_path(L"LOCALAPPDATA", out) != 0)
+		return -1;
+	sb_adds(out, "/seekless/index.db");
+	return out->oom ? -1 : 0;
+}
+
+int sys_config_path(int system, struct strbuf *out)
+{
+	sb_reset(out);
+	if (env_path(system ? L"ProgramData" : L"APPDATA", out) != 0)
+		return -1;
+	sb_adds(out, system ? "/seekless/seekless.conf" : "/seekless/config");
+	return out->oom ? -1 : 0;
+}
+
+const char *sys_home(void)
+{
+	static struct strbuf home = STRBUF_INIT;
+	if (!home.p && env_path(L"USERPROFILE", &home) != 0)
+		return NULL;
+	return home.p;
+}
+
+int sys_self_exe(struct strbuf *out)
+{
+	wchar_t w[32768];
+	DWORD n = GetModuleFileNameW(NULL, w, sizeof(w) / sizeof(w[0]));
+
+	if (n == 0 || n >= sizeof(w) / sizeof(w[0]))
+		return EIO;
+	sb_reset(out);
+	return win_from_path(w, out) == 0 && !out->oom ? 0 : ENOMEM;
+}
+
+static atomic_int *interrupt_flag;
+
+static BOOL WINAPI on_console(DWORD ev)
+{
+	if (ev != CTRL_C_EVENT && ev != CTRL_BREAK_EVENT && ev != CTRL_CLOSE_EVENT)
+		return FALSE;
+	if (interrupt_flag && !atomic_load(interrupt_flag)) {
+		atomic_store(interrupt_flag, 1);
+		return TRUE;
+	}
+	return FALSE; /* a second one: the default handler ends the process */
+}
+
+/* The service runs each scan as a child process without a console; it
+ * asks the child to stop by signalling an event whose inherited handle it
+ * names in SEEKLESS_STOP_EVENT. */
+static DWORD WINAPI watch_stop(void *ev)
+{
+	if (WaitForSingleObject((HANDLE)ev, INFINITE) == WAIT_OBJECT_0 && interrupt_flag)
+		atomic_store(interrupt_flag, 1);
+	return 0;
+}
+
+void sys_on_interrupt(atomic_int *flag)
+{
+	static int watching;
+	const char *ev = getenv("SEEKLESS_STOP_EVENT");
+
+	interrupt_flag = flag;
+	SetConsoleCtrlHandler(on_console, TRUE);
+	if (ev && !watching) {
+		HANDLE h = (HANDLE)(uintptr_t)strtoull(ev, NULL, 10);
+		HANDLE t = h ? CreateThread(NULL, 0, watch_stop, h, 0, NULL) : NULL;
+		if (t) {
+			CloseHandle(t);
+			watching = 1;
+		}
+	}
+}
+
+void sys_raise_interrupt(void)
+{
+	if (interrupt_flag)
+		atomic_store(interrupt_flag, 1);
+}
+
+int sys_drop_caches(void)
+{
+	/* Windows has no documented way to empty the whole file cache; the
+	 * benchmark evicts its own files instead (rd_evict). */
+	return ENOSYS;
+}
+
+int sys_run(const char *cmdline)
+{
+	wchar_t *w = win_wide(cmdline);
+	int rc;
+
+	if (!w)
+		return -1;
+	fflush(NULL);
+	rc = _wsystem(w);
+	free(w);
+	return rc;
+}
+
+/* The lock is on a byte far past the pid we write, so other processes can
+ * still read who holds it. */
+#define LOCK_OFFSET 0x40000000u
+
+int sys_lock(const char *path, void **handle, long *holder)
+{
+	OVERLAPPED ov;
+	wchar_t *w = win_path(path);
+	char buf[32];
+	DWORD n;
+	HANDLE h;
+	int rc;
+
+	*handle = NULL;
+	*holder = 0;
+	if (!w)
+		return errno;
+	rc = sys_create_private(path);
+	if (rc) {
+		free(w);
+		return rc;
+	}
+	h = CreateFileW(w, GENERIC_READ | GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+			OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL);
+	free(w);
+	if (h == INVALID_HANDLE_VALUE)
+		return win_errno(GetLastError());
+	memset(&ov, 0, sizeof(ov));
+	ov.Offset = LOCK_OFFSET;
+	if (!LockFileEx(h, LOCKFILE_EXCLUSIVE_LOCK | LOCKFILE_FAIL_IMMEDIATELY, 0, 1, 0, &ov)) {
+		DWORD e = GetLastError();
+		if (e == ERROR_LOCK_VIOLATION || e == ERROR_IO_PENDING) {
+			memset(buf, 0, sizeof(buf));
+			if (ReadFile(h, buf, sizeof(buf) - 1, &n, NULL))
+				*holder = strtol(buf, NULL, 10);
+			CloseHandle(h);
+			return EWOULDBLOCK;
+		}
+		CloseHandle(h);
+		return win_errno(e);
+	}
+	n = (DWORD)snprintf(buf, sizeof(buf), "%lu\n", (unsigned long)GetCurrentProcessId());
+	SetFilePointer(h, 0, NULL, FILE_BEGIN);
+	WriteFile(h, buf, n, &n, NULL);
+	SetEndOfFile(h);
+	*handle = h;
+	return 0;
+}
+
+void sys_unlock(void *handle)
+{
+	if (handle)
+		CloseHandle((HANDLE)handle); /* releases the lock */
+}
+
+long sys_pid(void)
+{
+	return (long)GetCurrentProcessId();
+}
+
+int sys_is_admin(void)
+{
+	TOKEN_ELEVATION el;
+	HANDLE tok;
+	DWORD n;
+	int admin = 0;
+
+	if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &tok))
+		return 0;
+	if (GetTokenInformation(tok, TokenElevation, &el, sizeof(el), &n))
+		admin = el.TokenIsElevated != 0;
+	CloseHandle(tok);
+	return admin;
+}
+
+int sys_background(char *how, size_t cap)
+{
+	DWORD e;
+	char why[160];
+
+	/* Background mode lowers the thread's CPU priority, its I/O priority
+	 * to very low and its memory priority, and is per thread. */
+	if (SetThreadPriority(GetCurrentThread(), THREAD_MODE_BACKGROUND_BEGIN)) {
+		snprintf(how, cap, "thread background mode (I/O priority very low, CPU and "
+			 "memory priority low)");
+		return 0;
+	}
+	e = GetLastError();
+	if (e == 402 /* ERROR_PROCESS_MODE_ALREADY_BACKGROUND */) {
+		snprintf(how, cap, "thread background mode (already)");
+		return 0;
+	}
+	/* Not there (Wine): at least the lowest CPU priority. */
+	sys_strerror(win_errno(e), why, sizeof(why));
+	if (SetThreadPriority(GetCurrentThread(), THREAD_PRIORITY_IDLE))
+		snprintf(how, cap, "background mode refused (%s); CPU priority idle, I/O priority "
+			 "unchanged", why);
+	else
+		snprintf(how, cap, "background mode refused (%s); priorities unchanged", why);
+	return win_errno(e);
+}
+
+int sys_io_bytes(uint64_t *bytes)
+{
+	IO_COUNTERS io;
+
+	/* Unlike Linux's /proc/self/io this counts reads the file cache served
+	 * too, so our own share of the disk's traffic is overestimated and the
+	 * background mode yields a little less than on Linux (docs/windows.md). */
+	if (!GetProcessIoCounters(GetCurrentProcess(), &io))
+		return win_errno(GetLastError());
+	*bytes = io.ReadTransferCount + io.WriteTransferCount;
+	return 0;
+}
+
+void sys_sleep(double seconds)
+{
+	if (seconds > 0)
+		Sleep((DWORD)(seconds * 1000.0 + 0.5));
+}
+
+void sys_raise_fd_limit(void)
+{
+	/* Win32 handles have no per-process limit worth raising; the C
+	 * runtime's stdio limit does not apply to the handles we use. */
+}
+
+FILE *sys_fopen(const char *path, const char *mode)
+{
+	wchar_t *w = win_path(path), *m = win_wide(mode);
+	FILE *f = NULL;
+
+	if (w && m)
+		f = _wfopen(w, m);
+	free(w);
+	free(m);
+	return f;
+}
+
+int sys_abs_path(const char *path, struct strbuf *out)
+{
+	wchar_t *w = win_wide(path), full[32768];
+	DWORD n;
+
+	if (!w)
+		return errno;
+	n = GetFullPathNameW(w, sizeof(full) / sizeof(full[0]), full, NULL);
+	free(w);
+	if (n == 0 || n >= sizeof(full) / sizeof(full[0]))
+		return n ? ENAMETOOLONG : win_errno(GetLastError());
+	if (GetFileAttributesW(full) == INVALID_FILE_ATTRIBUTES)
+		return win_errno(GetLastError());
+	sb_reset(out);
+	if (win_from_path(full, out) != 0 || out->oom)
+		return ENOMEM;
+	/* "C:/dir/" -> "C:/dir", but keep "C:/" */
+	while (out->len > 3 && out->p[out->len - 1] == '/')
+		sb_truncate(out, out->len - 1);
+	return 0;
+}
+
+void sys_utf8_args(int *argc, char ***argv)
+{
+	static char **args;
+	wchar_t **w;
+	int n, i;
+
+	w = CommandLineToArgvW(GetCommandLineW(), &n);
+	if (!w)
+		return;
+	args = calloc((size_t)n + 1, sizeof(*args));
+	if (!args) {
+		LocalFree(w);
+		return;
+	}
+	for (i = 0; i < n; i++) {
+		struct strbuf sb = STRBUF_INIT;
+		win_utf8(w[i], -1, &sb);
+		args[i] = sb.p ? sb.p : calloc(1, 1);
+	}
+	LocalFree(w);
+	*argc = n;
+	*argv = args;
+}

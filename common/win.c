@@ -1,0 +1,150 @@
+/* win.c - see win.h. */
+#include "common/win.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <windows.h>
+
+int win_errno(unsigned long code)
+{
+	switch (code) {
+	case ERROR_FILE_NOT_FOUND:
+	case ERROR_PATH_NOT_FOUND:
+	case ERROR_INVALID_NAME:
+	case ERROR_BAD_NETPATH:
+	case ERROR_BAD_PATHNAME:
+	case ERROR_INVALID_DRIVE:
+		return ENOENT;
+	case ERROR_ACCESS_DENIED:
+	case ERROR_PRIVILEGE_NOT_HELD:
+		return EACCES;
+	case ERROR_TOO_MANY_OPEN_FILES:
+		return EMFILE;
+	case ERROR_NOT_ENOUGH_MEMORY:
+	case ERROR_OUTOFMEMORY:
+	case ERROR_NO_SYSTEM_RESOURCES:
+		return ENOMEM;
+	case ERROR_DISK_FULL:
+	case ERROR_HANDLE_DISK_FULL:
+		return ENOSPC;
+	case ERROR_INVALID_FUNCTION:
+	case ERROR_NOT_SUPPORTED:
+		return EOPNOTSUPP;
+	case ERROR_DIRECTORY:
+		return ENOTDIR;
+	case ERROR_FILE_EXISTS:
+	case ERROR_ALREADY_EXISTS:
+		return EEXIST;
+	case ERROR_LOCK_VIOLATION:
+		return EWOULDBLOCK;
+	case ERROR_CRC:
+	case ERROR_READ_FAULT:
+	case ERROR_SECTOR_NOT_FOUND:
+	case ERROR_DEVICE_NOT_CONNECTED:
+		return EIO;
+	case ERROR_SUCCESS:
+		return 0;
+	default:
+		return (int)(WIN_SYS_BASE + code);
+	}
+}
+
+wchar_t *win_wide(const char *s)
+{
+	int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
+	wchar_t *w;
+
+	if (n <= 0) {
+		errno = EILSEQ;
+		return NULL;
+	}
+	w = malloc((size_t)n * sizeof(*w));
+	if (!w) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, w, n);
+	return w;
+}
+
+int win_utf8(const wchar_t *w, int len, struct strbuf *out)
+{
+	char small[512], *buf = small;
+	int n, rc;
+
+	if (len < 0)
+		len = (int)wcslen(w);
+	if (len == 0)
+		return 0;
+	/* Without WC_ERR_INVALID_CHARS, lone surrogates become U+FFFD. */
+	n = WideCharToMultiByte(CP_UTF8, 0, w, len, NULL, 0, NULL, NULL);
+	if (n <= 0)
+		return 0;
+	if ((size_t)n > sizeof(small) && !(buf = malloc((size_t)n)))
+		return -1;
+	n = WideCharToMultiByte(CP_UTF8, 0, w, len, buf, n, NULL, NULL);
+	rc = sb_add(out, buf, (size_t)(n > 0 ? n : 0));
+	if (buf != small)
+		free(buf);
+	return rc;
+}
+
+static int is_sep(char c)
+{
+	return c == '/' || c == '\\';
+}
+
+wchar_t *win_path(const char *path)
+{
+	size_t n = strlen(path), i, o = 0;
+	const char *prefix = "";
+	char *tmp;
+	wchar_t *w;
+
+	if (((path[0] >= 'A' && path[0] <= 'Z') || (path[0] >= 'a' && path[0] <= 'z')) &&
+	    path[1] == ':' && is_sep(path[2]))
+		prefix = "\\\\?\\";
+	else if (is_sep(path[0]) && is_sep(path[1]) && path[2] != '?' && path[2] != '.') {
+		prefix = "\\\\?\\UNC\\";
+		path += 2;
+		n -= 2;
+	}
+	tmp = malloc(strlen(prefix) + n + 1);
+	if (!tmp) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	o = strlen(prefix);
+	memcpy(tmp, prefix, o);
+	for (i = 0; i < n; i++) {
+		char c = path[i] == '/' ? '\\' : path[i];
+		/* \\?\ paths are taken literally: collapse doubled separators */
+		if (c == '\\' && o > 0 && tmp[o - 1] == '\\' && *prefix)
+			continue;
+		tmp[o++] = c;
+	}
+	tmp[o] = '\0';
+	w = win_wide(tmp);
+	free(tmp);
+	return w;
+}
+
+int win_from_path(const wchar_t *w, struct strbuf *out)
+{
+	size_t at = out->len, i;
+
+	if (wcsncmp(w, L"\\\\?\\UNC\\", 8) == 0) {
+		sb_adds(out, "//");
+		w += 8;
+		at += 2;
+	} else if (wcsncmp(w, L"\\\\?\\", 4) == 0) {
+		w += 4;
+	}
+	if (win_utf8(w, -1, out) != 0)
+		return -1;
+	for (i = at; i < out->len; i++)
+		if (out->p[i] == '\\')
+			out->p[i] = '/';
+	return 0;
+}

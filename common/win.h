@@ -1,0 +1,49 @@
+/* win.h - what the *_win.c files share: UTF-8 <-> UTF-16 at the seam, the
+ * conversion of our paths to Win32 ones, and Win32 error codes as sys values.
+ *
+ * Inside seekless every path is UTF-8 with '/' separators on every platform
+ * ("C:/Photos/2024/a.jpg"), so ftab, the plan, excludes and the database need
+ * no platform knowledge.  Only here do paths become UTF-16, with '\' and the
+ * \\?\ prefix that lifts MAX_PATH and turns off Win32 name mangling
+ * (trailing dots and spaces, "CON", ...), as FindFirstFileExW reported them.
+ *
+ * Compiled only on Windows (CMake); no other module includes <windows.h>.
+ */
+#ifndef SL_WIN_H
+#define SL_WIN_H
+
+#include <stddef.h>
+#include <wchar.h>
+
+#include "common/strbuf.h"
+
+/* sys values (struct sl_err.sys, sys_strerror) at or above this are Win32
+ * error codes with no errno equivalent: WIN_SYS_BASE + GetLastError(). */
+#define WIN_SYS_BASE 0x10000
+/* The file system answered FSCTL_GET_RETRIEVAL_POINTERS with a layout that
+ * cannot be (Wine's stub): no usable extent map on that volume. */
+#define WIN_E_BOGUS_EXTENTS (WIN_SYS_BASE - 1)
+
+/* Win32 error code -> sys value: the errno that means the same thing where
+ * the difference matters to callers (ENOENT, EACCES, EMFILE, ENOSPC, ENOMEM,
+ * EOPNOTSUPP...), else WIN_SYS_BASE + code. */
+int win_errno(unsigned long code);
+
+/* New UTF-16 copy of UTF-8 s (malloc; NULL on bad UTF-8 or no memory, with
+ * errno EILSEQ or ENOMEM). */
+wchar_t *win_wide(const char *s);
+
+/* Append UTF-16 w (len units, or -1: NUL-terminated) to out as UTF-8.
+ * Unpaired surrogates (possible in NTFS names) become U+FFFD.  Returns 0,
+ * or -1 when memory ran out. */
+int win_utf8(const wchar_t *w, int len, struct strbuf *out);
+
+/* Our path -> Win32 path for the W functions: '/' -> '\', and absolute
+ * drive or UNC paths get the \\?\ (\\?\UNC\) prefix.  NULL as win_wide. */
+wchar_t *win_path(const char *path);
+
+/* A Win32 path as FindFirstFileExW/GetFullPathNameW give it -> our form:
+ * \\?\ stripped, '\' -> '/'. */
+int win_from_path(const wchar_t *w, struct strbuf *out);
+
+#endif

@@ -1,0 +1,187 @@
+/* reader_win.c - ReadFile at explicit offsets on a handle opened with
+ * FILE_FLAG_SEQUENTIAL_SCAN (larger read-ahead, and the cache manager
+ * unmaps what was read behind us, which is the nearest Windows has to
+ * dropping our pages from the cache).
+ *
+ * Access times: the handle asks for FILE_WRITE_ATTRIBUTES as well, only to
+ * call SetFileTime(-1) on it, which tells NTFS not to update the last-access
+ * time for this handle's reads; without that right (read-only media, ACLs)
+ * the file is read anyway.  Nothing is ever written. */
+#include "indexer/reader.h"
+
+#include <errno.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <windows.h>
+
+#include "common/win.h"
+
+struct rd_file {
+	HANDLE h;
+};
+
+static const DWORD SHARE = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
+
+static HANDLE open_read(const wchar_t *w, DWORD access, DWORD *e)
+{
+	HANDLE h;
+
+	switch (rd_take_fault(RD_OP_OPEN)) {
+	case RD_FAULT_EMFILE: *e = ERROR_TOO_MANY_OPEN_FILES; return INVALID_HANDLE_VALUE;
+	case RD_FAULT_EACCES: *e = ERROR_ACCESS_DENIED; return INVALID_HANDLE_VALUE;
+	case RD_FAULT_EIO: *e = ERROR_READ_FAULT; return INVALID_HANDLE_VALUE;
+	default: break;
+	}
+	h = CreateFileW(w, access, SHARE, NULL, OPEN_EXISTING,
+			FILE_FLAG_SEQUENTIAL_SCAN | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+	*e = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
+	return h;
+}
+
+static int64_t filetime_ns(FILETIME ft)
+{
+	int64_t t = (int64_t)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime);
+	return (t - 116444736000000000LL) * 100;
+}
+
+static int info_of(HANDLE h, struct rd_info *info, struct sl_err *err)
+{
+	BY_HANDLE_FILE_INFORMATION bi;
+
+	if (!GetFileInformationByHandle(h, &bi)) {
+		int e = win_errno(GetLastError());
+		return SL_FAIL(err, sl_errno_class(e), e, "stat");
+	}
+	if (bi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)
+		return SL_FAIL(err, SL_E_IO, 0, "open: no longer a regular file");
+	if (bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) {
+		FILE_ATTRIBUTE_TAG_INFO tag;
+		if (GetFileInformationByHandleEx(h, FileAttributeTagInfo, &tag, sizeof(tag)) &&
+		    (tag.ReparseTag == IO_REPARSE_TAG_SYMLINK ||
+		     tag.ReparseTag == IO_REPARSE_TAG_MOUNT_POINT))
+			return SL_FAIL(err, SL_E_IO, 0, "open: replaced by a symbolic link");
+	}
+	info->dev = bi.dwVolumeSerialNumber;
+	info->ino = ((uint64_t)bi.nFileIndexHigh << 32) | bi.nFileIndexLow;
+	info->size = ((uint64_t)bi.nFileSizeHigh << 32) | bi.nFileSizeLow;
+	info->mtime_ns = filetime_ns(bi.ftLastWriteTime);
+	return SL_OK;
+}
+
+int rd_open(const char *path, struct rd_file **out, struct rd_info *info, struct sl_err *err)
+{
+	static const FILETIME keep = {0xFFFFFFFFu, 0xFFFFFFFFu};
+	wchar_t *w = win_path(path);
+	struct rd_file *f;
+	HANDLE h;
+	DWORD e;
+	int rc;
+
+	*out = NULL;
+	if (!w)
+		return SL_FAIL(err, errno == ENOMEM ? SL_E_NOMEM : SL_E_IO, errno, "open");
+	h = open_read(w, GENERIC_READ | FILE_WRITE_ATTRIBUTES, &e);
+	if (h == INVALID_HANDLE_VALUE && e == ERROR_ACCESS_DENIED)
+		h = open_read(w, GENERIC_READ, &e);
+	else if (h != INVALID_HANDLE_VALUE)
+		SetFileTime(h, NULL, &keep, NULL);
+	free(w);
+	if (h == INVALID_HANDLE_VALUE)
+		return SL_FAIL(err, sl_errno_class(win_errno(e)), win_errno(e), "open");
+	rc = info_of(h, info, err);
+	if (rc != SL_OK) {
+		CloseHandle(h);
+		return rc;
+	}
+	f = malloc(sizeof(*f));
+	if (!f) {
+		CloseHandle(h);
+		return SL_FAIL(err, SL_E_NOMEM, 0, "open: out of memory");
+	}
+	f->h = h;
+	*out = f;
+	return SL_OK;
+}
+
+int rd_read(struct rd_file *f, void *buf, size_t len, uint64_t off, size_t *got,
+	    struct sl_err *err)
+{
+	unsigned char *p = buf;
+	size_t done = 0;
+
+	while (done < len) {
+		size_t want = len - done;
+		OVERLAPPED ov;
+		DWORD n = 0, e = 0;
+		uint64_t at = off + done;
+		int fault = rd_take_fault(RD_OP_READ);
+
+		if (want > (1u << 30))
+			want = 1u << 30;
+		if (fault == RD_FAULT_SHORT && want > 1)
+			want /= 2;
+		memset(&ov, 0, sizeof(ov));
+		ov.Offset = (DWORD)at;
+		ov.OffsetHigh = (DWORD)(at >> 32);
+		if (fault == RD_FAULT_EIO)
+			e = ERROR_CRC;
+		else if (fault == RD_FAULT_EINTR)
+			continue; /* Win32 reads are not interrupted: just retry */
+		else if (!ReadFile(f->h, p + done, (DWORD)want, &n, &ov))
+			e = GetLastError();
+		if (e == ERROR_HANDLE_EOF)
+			break;
+		if (e) {
+			*got = done;
+			return SL_FAIL(err, SL_E_IO, win_errno(e), "read at offset %llu",
+				       (unsigned long long)at);
+		}
+		if (n == 0)
+			break;
+		done += n;
+	}
+	*got = done;
+	return SL_OK;
+}
+
+int rd_stat(struct rd_file *f, struct rd_info *info, struct sl_err *err)
+{
+	return info_of(f->h, info, err);
+}
+
+void rd_advise_sequential(struct rd_file *f)
+{
+	(void)f; /* FILE_FLAG_SEQUENTIAL_SCAN, at open */
+}
+
+void rd_advise_willneed(struct rd_file *f)
+{
+	(void)f; /* no equivalent for unmapped files; read-ahead does it */
+}
+
+int rd_evict(const char *path, struct sl_err *err)
+{
+	/* Opening a file without buffering makes the cache manager flush and
+	 * purge its cached pages (when no cached handle keeps them). */
+	wchar_t *w = win_path(path);
+	HANDLE h;
+
+	if (!w)
+		return SL_FAIL(err, SL_E_IO, errno, "open");
+	h = CreateFileW(w, GENERIC_READ, SHARE, NULL, OPEN_EXISTING, FILE_FLAG_NO_BUFFERING, NULL);
+	free(w);
+	if (h == INVALID_HANDLE_VALUE)
+		return SL_FAIL(err, SL_E_IO, win_errno(GetLastError()), "open");
+	CloseHandle(h);
+	return SL_OK;
+}
+
+void rd_close(struct rd_file *f, int keep_cache)
+{
+	(void)keep_cache;
+	if (!f)
+		return;
+	CloseHandle(f->h);
+	free(f);
+}

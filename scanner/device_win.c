@@ -1,0 +1,179 @@
+/* device_win.c - volumes and disks on Windows.
+ *
+ * Device numbers here are volume serial numbers (what
+ * GetFileInformationByHandle reports for every file on the volume).  The
+ * volume is opened as a device (\\.\C:, or its \\?\Volume{GUID} name) with
+ * no access rights, which any user may do, and asked:
+ *   IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS  which disk, and where on it the
+ *                                         volume starts (the partition
+ *                                         offset added to LCN offsets);
+ *   IOCTL_STORAGE_QUERY_PROPERTY          StorageDeviceSeekPenaltyProperty:
+ *                                         IncursSeekPenalty.
+ * A short or refused answer is "unknown": the planner then assumes a seek
+ * penalty (physical order costs little on an SSD, and unsorted reads cost a
+ * lot on a disk) and the report says it assumed.  Wine answers
+ * ERROR_NOT_SUPPORTED, so under Wine it always assumes.
+ *
+ * The identity of the file system is its volume serial number
+ * ("serial:XXXX-XXXX"), stored on the volume itself, so it survives
+ * replugging and drive-letter changes.  For NTFS that is the low half of the
+ * 64-bit serial Linux reports, so one drive indexed from both systems has
+ * two identities (its paths differ anyway). */
+#include "scanner/device.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <windows.h>
+#include <winioctl.h>
+
+#include "common/sys.h"
+#include "common/win.h"
+
+void dev_number(uint64_t st_dev, char *buf, unsigned len)
+{
+	snprintf(buf, len, "%04X-%04X", (unsigned)(st_dev >> 16) & 0xffff,
+		 (unsigned)st_dev & 0xffff);
+}
+
+static void utf8_into(const wchar_t *w, char *out, size_t cap)
+{
+	struct strbuf sb = STRBUF_INIT;
+
+	if (win_from_path(w, &sb) == 0 && sb.p)
+		snprintf(out, cap, "%s", sb.p);
+	else
+		snprintf(out, cap, "?");
+	sb_free(&sb);
+}
+
+/* The device name of the volume mounted at root ("X:\" or a folder). */
+static void volume_device(const wchar_t *root, wchar_t *out, size_t cap)
+{
+	const wchar_t *r = root;
+	wchar_t guid[MAX_PATH];
+	size_t n;
+
+	if (wcsncmp(r, L"\\\\?\\", 4) == 0)
+		r += 4;
+	if (r[0] && r[1] == L':' && (r[2] == L'\\' || r[2] == 0) && r[3] == 0) {
+		swprintf(out, cap, L"\\\\.\\%lc:", r[0]);
+		return;
+	}
+	if (GetVolumeNameForVolumeMountPointW(root, guid, MAX_PATH)) {
+		n = wcslen(guid);
+		if (n > 0 && guid[n - 1] == L'\\')
+			guid[n - 1] = 0; /* the device, not its root directory */
+		swprintf(out, cap, L"%ls", guid);
+		return;
+	}
+	out[0] = 0;
+}
+
+static void probe_disk(HANDLE vol, struct dev_info *out)
+{
+	union {
+		VOLUME_DISK_EXTENTS v;
+		unsigned char raw[sizeof(VOLUME_DISK_EXTENTS) + 8 * sizeof(DISK_EXTENT)];
+	} ext;
+	STORAGE_PROPERTY_QUERY q;
+	DEVICE_SEEK_PENALTY_DESCRIPTOR sp;
+	DWORD got = 0;
+	char why[160];
+
+	if (DeviceIoControl(vol, IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS, NULL, 0, &ext, sizeof(ext),
+			    &got, NULL) &&
+	    got >= sizeof(VOLUME_DISK_EXTENTS) && ext.v.NumberOfDiskExtents >= 1) {
+		snprintf(out->disk, sizeof(out->disk), "PhysicalDrive%lu",
+			 (unsigned long)ext.v.Extents[0].DiskNumber);
+		if (ext.v.NumberOfDiskExtents == 1)
+			out->part_start = (uint64_t)ext.v.Extents[0].StartingOffset.QuadPart;
+		else
+			out->disk[0] = 0; /* spanned or striped: no one head to follow */
+	}
+
+	memset(&q, 0, sizeof(q));
+	memset(&sp, 0, sizeof(sp));
+	q.PropertyId = StorageDeviceSeekPenaltyProperty;
+	q.QueryType = PropertyStandardQuery;
+	got = 0;
+	if (!DeviceIoControl(vol, IOCTL_STORAGE_QUERY_PROPERTY, &q, sizeof(q), &sp, sizeof(sp),
+			     &got, NULL)) {
+		sys_strerror(win_errno(GetLastError()), why, sizeof(why));
+	} else if (got < sizeof(sp) || sp.Size < sizeof(sp)) {
+		snprintf(why, sizeof(why), "short answer, %lu bytes", (unsigned long)got);
+	} else {
+		out->rotational = sp.IncursSeekPenalty ? 1 : 0;
+		snprintf(out->how, sizeof(out->how), "IncursSeekPenalty=%s",
+			 sp.IncursSeekPenalty ? "true" : "false");
+		return;
+	}
+	out->rotational = -1;
+	snprintf(out->how, sizeof(out->how), "seek-penalty query failed: %s", why);
+}
+
+int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl_err *err)
+{
+	wchar_t root[MAX_PATH + 8], fs[64], dev[MAX_PATH + 8];
+	wchar_t *wp = hint ? win_path(hint) : NULL;
+	DWORD serial = 0;
+	HANDLE vol;
+
+	(void)err;
+	memset(out, 0, sizeof(*out));
+	out->st_dev = st_dev;
+	out->rotational = -1;
+	snprintf(out->fstype, sizeof(out->fstype), "?");
+	snprintf(out->how, sizeof(out->how), "volume not found");
+	snprintf(out->fs_id, sizeof(out->fs_id), "serial:%04X-%04X",
+		 (unsigned)(st_dev >> 16) & 0xffff, (unsigned)st_dev & 0xffff);
+	if (!wp || !GetVolumePathNameW(wp, root, MAX_PATH + 8)) {
+		free(wp);
+		return SL_OK;
+	}
+	free(wp);
+	utf8_into(root, out->mount, sizeof(out->mount));
+	if (GetVolumeInformationW(root, NULL, 0, &serial, NULL, NULL, fs, 64))
+		utf8_into(fs, out->fstype, sizeof(out->fstype));
+	volume_device(root, dev, MAX_PATH + 8);
+	if (!dev[0])
+		return SL_OK;
+	utf8_into(dev, out->source, sizeof(out->source));
+	vol = CreateFileW(dev, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+			  OPEN_EXISTING, 0, NULL);
+	if (vol == INVALID_HANDLE_VALUE) {
+		char why[160];
+		sys_strerror(win_errno(GetLastError()), why, sizeof(why));
+		snprintf(out->how, sizeof(out->how), "volume device not opened (%s)", why);
+		return SL_OK;
+	}
+	probe_disk(vol, out);
+	CloseHandle(vol);
+	return SL_OK;
+}
+
+int dev_io_bytes(const char *disk, uint64_t *bytes)
+{
+	DISK_PERFORMANCE dp;
+	wchar_t name[96];
+	DWORD got = 0;
+	HANDLE h;
+	int rc = 0;
+
+	if (!disk || !disk[0])
+		return ENOENT;
+	swprintf(name, sizeof(name) / sizeof(name[0]), L"\\\\.\\%hs", disk);
+	h = CreateFileW(name, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+			OPEN_EXISTING, 0, NULL);
+	if (h == INVALID_HANDLE_VALUE)
+		return win_errno(GetLastError());
+	/* counts since the disk counters were enabled (diskperf; on by default) */
+	if (DeviceIoControl(h, IOCTL_DISK_PERFORMANCE, NULL, 0, &dp, sizeof(dp), &got, NULL) &&
+	    got >= sizeof(dp))
+		*bytes = (uint64_t)dp.BytesRead.QuadPart + (uint64_t)dp.BytesWritten.QuadPart;
+	else
+		rc = ENOSYS;
+	CloseHandle(h);
+	return rc;
+}

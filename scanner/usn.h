@@ -1,0 +1,71 @@
+/* usn.h - reading the NTFS change journal's records.
+ *
+ * FSCTL_READ_USN_JOURNAL answers with the next USN to ask for (8 bytes)
+ * followed by records; this module checks and decodes them, on every
+ * platform, so the parser is tested with synthetic buffers
+ * (tests/unit/test_usn.c) where there is no NTFS.  Versions 2 (64-bit file
+ * references) and 3 (128-bit, ReFS) are decoded; version 4 (range
+ * tracking) records are skipped.  Every length and offset is checked against
+ * the record and the buffer before use: the buffer comes from a file system
+ * driver, but a bug there must not become ours.
+ *
+ * The journal's use in scans (which volumes, when it replaces the walk) is
+ * described in docs/windows.md. */
+#ifndef SL_USN_H
+#define SL_USN_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/strbuf.h"
+
+/* Reason bits (winioctl.h USN_REASON_*). */
+#define USN_R_DATA_OVERWRITE 0x00000001u
+#define USN_R_DATA_EXTEND 0x00000002u
+#define USN_R_DATA_TRUNCATION 0x00000004u
+#define USN_R_FILE_CREATE 0x00000100u
+#define USN_R_FILE_DELETE 0x00000200u
+#define USN_R_RENAME_OLD_NAME 0x00001000u
+#define USN_R_RENAME_NEW_NAME 0x00002000u
+#define USN_R_HARD_LINK_CHANGE 0x00010000u
+#define USN_R_CLOSE 0x80000000u
+
+#define USN_ATTR_DIRECTORY 0x10u
+
+struct usn_rec {
+	unsigned major;        /* 2 or 3 */
+	uint64_t file_ref[2];  /* low, high (high is 0 for version 2) */
+	uint64_t parent_ref[2];
+	int64_t usn;
+	int64_t timestamp;     /* FILETIME units */
+	uint32_t reason;
+	uint32_t attrs;
+	const char *name;      /* UTF-8, valid during the callback */
+	size_t name_len;
+};
+
+/* What a record means for the index. */
+enum usn_kind {
+	USN_OTHER,   /* attributes, security, streams: nothing to re-read */
+	USN_CREATED,
+	USN_CHANGED, /* data written, extended or truncated */
+	USN_RENAMED,
+	USN_DELETED
+};
+enum usn_kind usn_kind(uint32_t reason);
+
+/* Called for each record; non-zero stops the walk and is returned. */
+typedef int (*usn_fn)(const struct usn_rec *r, void *ctx);
+
+/* Decode one FSCTL_READ_USN_JOURNAL answer of len bytes: *next_usn gets the
+ * USN to continue from, fn sees every record in order.  Returns 0; fn's
+ * non-zero value; -1 for a malformed buffer (*bad_at = its byte offset);
+ * -2 when memory ran out. */
+int usn_parse(const unsigned char *buf, size_t len, int64_t *next_usn, usn_fn fn, void *ctx,
+	      size_t *bad_at);
+
+/* Append UTF-16LE bytes (n units) as UTF-8; unpaired surrogates become
+ * U+FFFD.  Returns 0 or -1 (no memory). */
+int usn_utf16le_to_utf8(const unsigned char *p, size_t n, struct strbuf *out);
+
+#endif

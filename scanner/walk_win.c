@@ -1,0 +1,418 @@
+/* walk_win.c - the walk on Windows.
+ *
+ * Each directory is opened once (a handle, for its identity) and listed in
+ * big batches with GetFileInformationByHandleEx(FileIdBothDirectoryInfo),
+ * which also returns every entry's file ID: the index's own files can be
+ * left out by identity without opening anything.  Where that class is not
+ * supported (some network redirectors) FindFirstFileExW with
+ * FindExInfoBasic and FIND_FIRST_EX_LARGE_FETCH lists it instead; file IDs
+ * then come from the stat pass.
+ *
+ * Reparse points are never followed: symbolic links and junctions (and
+ * volume mount points, which are junctions) count as symlinks, so the walk
+ * stays on the root's volume.  Files whose data is not on the disk (cloud
+ * placeholders, HSM: FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS / OFFLINE) are
+ * skipped like special files: reading them would download them.  Other
+ * reparse points on files (deduplication) are ordinary files to us.
+ *
+ * Names arrive in UTF-16 and are stored in UTF-8 (win.h). */
+#include "scanner/walk.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <windows.h>
+
+#include "common/sys.h"
+#include "common/win.h"
+
+#ifndef FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS
+#define FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS 0x00400000
+#endif
+#ifndef FILE_ATTRIBUTE_RECALL_ON_OPEN
+#define FILE_ATTRIBUTE_RECALL_ON_OPEN 0x00040000
+#endif
+
+#define LIST_BUF (64 * 1024)
+
+struct walker {
+	struct ftab *ft;
+	const struct walk_opts *o;
+	struct walk_stats *st;
+	struct strbuf msg;
+	struct strbuf path; /* current directory, our form */
+	struct strbuf name; /* scratch: one entry's UTF-8 name */
+	struct strbuf full; /* scratch: path/name */
+	void *buf;          /* LIST_BUF bytes for directory batches */
+};
+
+struct pending {
+	uint32_t dir;
+	uint32_t name;
+};
+
+/* One directory entry, whichever way it was listed. */
+struct entry {
+	const wchar_t *name;
+	int len;          /* UTF-16 units */
+	DWORD attrs;
+	DWORD tag;        /* reparse tag when attrs has REPARSE_POINT */
+	uint64_t id;      /* 0 when unknown */
+};
+
+static int record_dir_error(struct walker *w, uint32_t dir, const char *op, int sys,
+			    struct sl_err *err)
+{
+	uint32_t id;
+	char why[160];
+	int rc;
+
+	rc = ftab_add_file(w->ft, dir, "", 0, 0, 0, &id, err);
+	if (rc != SL_OK)
+		return rc;
+	w->ft->files[id].flags |= FT_DIR;
+	sb_reset(&w->msg);
+	if (sys) {
+		sys_strerror(sys, why, sizeof(why));
+		sb_addf(&w->msg, "%s: %s", op, why);
+	} else {
+		sb_addf(&w->msg, "%s", op);
+	}
+	if (w->msg.oom)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+	w->st->dir_errors++;
+	return ftab_fail(w->ft, id, w->msg.p, err);
+}
+
+static int skipped(const struct walk_opts *o, uint64_t dev, uint64_t ino)
+{
+	size_t i;
+	for (i = 0; ino && i < o->nskip; i++)
+		if (o->skip[i].dev == dev && o->skip[i].ino == ino)
+			return 1;
+	return 0;
+}
+
+static int excluded(struct walker *w, const char *name)
+{
+	const struct excl *x = w->o->exclude;
+
+	if (!x || !x->n)
+		return 0;
+	if (!x->any_path)
+		return ex_match(x, NULL, name);
+	sb_reset(&w->full);
+	sb_addf(&w->full, "%s%s%s", w->path.p,
+		w->path.len && w->path.p[w->path.len - 1] == '/' ? "" : "/", name);
+	return !w->full.oom && ex_match(x, w->full.p, name);
+}
+
+static HANDLE open_dir(const char *path, DWORD *e)
+{
+	wchar_t *wp = win_path(path);
+	HANDLE h;
+
+	if (!wp) {
+		*e = ERROR_NOT_ENOUGH_MEMORY;
+		return INVALID_HANDLE_VALUE;
+	}
+	h = CreateFileW(wp, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES,
+			FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
+			FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+	*e = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
+	free(wp);
+	return h;
+}
+
+static int walk_dir(struct walker *w, HANDLE h, uint32_t dir, uint64_t dev, uint16_t devidx,
+		    int depth, struct sl_err *err);
+
+/* What to do with one entry; the directory's subdirectories are collected
+ * in subs to be descended once the listing is done. */
+static int take(struct walker *w, const struct entry *en, uint32_t dir, uint64_t dev,
+		uint16_t devidx, struct pending **subs, size_t *nsubs, size_t *cap,
+		struct sl_err *err)
+{
+	int is_dir = (en->attrs & FILE_ATTRIBUTE_DIRECTORY) != 0;
+	const char *name;
+
+	if (en->len == 1 && en->name[0] == L'.')
+		return SL_OK;
+	if (en->len == 2 && en->name[0] == L'.' && en->name[1] == L'.')
+		return SL_OK;
+	if (en->attrs & FILE_ATTRIBUTE_REPARSE_POINT) {
+		if (is_dir || en->tag == IO_REPARSE_TAG_SYMLINK ||
+		    en->tag == IO_REPARSE_TAG_MOUNT_POINT) {
+			w->st->symlinks++;
+			return SL_OK;
+		}
+	}
+	if (en->attrs & (FILE_ATTRIBUTE_OFFLINE | FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS |
+			 FILE_ATTRIBUTE_RECALL_ON_OPEN | FILE_ATTRIBUTE_DEVICE)) {
+		w->st->special++;
+		return SL_OK;
+	}
+	sb_reset(&w->name);
+	if (win_utf8(en->name, en->len, &w->name) != 0 || w->name.oom)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+	name = w->name.p;
+	if (excluded(w, name)) {
+		if (is_dir)
+			w->st->excl_dirs++;
+		else
+			w->st->excl_files++;
+		return SL_OK;
+	}
+	if (!is_dir) {
+		int rc;
+		if (skipped(w->o, dev, en->id)) {
+			w->st->excluded++;
+			return SL_OK;
+		}
+		rc = ftab_add_file(w->ft, dir, name, w->name.len, en->id, devidx, NULL, err);
+		if (rc == SL_OK)
+			w->st->files++;
+		return rc;
+	} else {
+		uint32_t id;
+		int rc = ftab_add_dir(w->ft, dir, name, w->name.len, &id, err);
+		if (rc != SL_OK)
+			return rc;
+		if (sl_grow(subs, cap, *nsubs + 1, sizeof(**subs)) != 0)
+			return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+		(*subs)[*nsubs].dir = id;
+		(*subs)[*nsubs].name = w->ft->dirs[id].name;
+		(*nsubs)++;
+		return SL_OK;
+	}
+}
+
+/* List with FindFirstFileExW: the fallback.  Returns SL_OK or a fatal code;
+ * listing errors are recorded on the directory. */
+static int list_find(struct walker *w, uint32_t dir, uint64_t dev, uint16_t devidx,
+		     struct pending **subs, size_t *nsubs, size_t *cap, struct sl_err *err)
+{
+	WIN32_FIND_DATAW fd;
+	struct strbuf pat = STRBUF_INIT;
+	wchar_t *wp;
+	HANDLE fh;
+	int rc = SL_OK;
+
+	sb_addf(&pat, "%s%s*", w->path.p, w->path.p[w->path.len - 1] == '/' ? "" : "/");
+	wp = pat.oom ? NULL : win_path(pat.p);
+	sb_free(&pat);
+	if (!wp)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+	fh = FindFirstFileExW(wp, FindExInfoBasic, &fd, FindExSearchNameMatch, NULL,
+			      FIND_FIRST_EX_LARGE_FETCH);
+	free(wp);
+	if (fh == INVALID_HANDLE_VALUE) {
+		DWORD e = GetLastError();
+		if (e == ERROR_FILE_NOT_FOUND)
+			return SL_OK;
+		return record_dir_error(w, dir, "list directory", win_errno(e), err);
+	}
+	do {
+		struct entry en = {fd.cFileName, (int)wcslen(fd.cFileName), fd.dwFileAttributes,
+				   fd.dwReserved0, 0};
+		rc = take(w, &en, dir, dev, devidx, subs, nsubs, cap, err);
+	} while (rc == SL_OK && FindNextFileW(fh, &fd));
+	if (rc == SL_OK && GetLastError() != ERROR_NO_MORE_FILES)
+		rc = record_dir_error(w, dir, "list directory", win_errno(GetLastError()), err);
+	FindClose(fh);
+	return rc;
+}
+
+/* List with FileIdBothDirectoryInfo.  Returns SL_OK, a fatal code, or -1
+ * when the file system does not support the class (use list_find). */
+static int list_ids(struct walker *w, HANDLE h, uint32_t dir, uint64_t dev, uint16_t devidx,
+		    struct pending **subs, size_t *nsubs, size_t *cap, struct sl_err *err)
+{
+	FILE_INFO_BY_HANDLE_CLASS cls = FileIdBothDirectoryRestartInfo;
+	int rc = SL_OK;
+
+	for (;;) {
+		const unsigned char *p = w->buf;
+		if (!GetFileInformationByHandleEx(h, cls, w->buf, LIST_BUF)) {
+			DWORD e = GetLastError();
+			if (e == ERROR_NO_MORE_FILES)
+				return SL_OK;
+			if (cls == FileIdBothDirectoryRestartInfo &&
+			    (e == ERROR_INVALID_PARAMETER || e == ERROR_NOT_SUPPORTED ||
+			     e == ERROR_INVALID_FUNCTION || e == ERROR_INVALID_LEVEL))
+				return -1;
+			return record_dir_error(w, dir, "list directory", win_errno(e), err);
+		}
+		cls = FileIdBothDirectoryInfo;
+		for (;;) {
+			const FILE_ID_BOTH_DIR_INFO *fi = (const FILE_ID_BOTH_DIR_INFO *)p;
+			struct entry en = {fi->FileName, (int)(fi->FileNameLength / sizeof(WCHAR)),
+					   fi->FileAttributes, fi->EaSize,
+					   (uint64_t)fi->FileId.QuadPart};
+			rc = take(w, &en, dir, dev, devidx, subs, nsubs, cap, err);
+			if (rc != SL_OK || fi->NextEntryOffset == 0)
+				break;
+			p += fi->NextEntryOffset;
+		}
+		if (rc != SL_OK)
+			return rc;
+	}
+}
+
+static int descend(struct walker *w, const struct pending *p, uint16_t devidx, int depth,
+		   struct sl_err *err)
+{
+	const char *name = ftab_str(w->ft, p->name);
+	BY_HANDLE_FILE_INFORMATION bi;
+	size_t keep = w->path.len;
+	HANDLE h;
+	DWORD e;
+	uint64_t dev, ino;
+	int r;
+
+	if (depth >= WALK_MAX_DEPTH)
+		return record_dir_error(w, p->dir, "directory nested too deep; not descended", 0,
+					err);
+	sb_addf(&w->path, "%s%s", w->path.p[keep - 1] == '/' ? "" : "/", name);
+	if (w->path.oom)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+	h = open_dir(w->path.p, &e);
+	if (h == INVALID_HANDLE_VALUE) {
+		int en = win_errno(e);
+		sb_truncate(&w->path, keep);
+		if (en == EMFILE)
+			return SL_FAIL(err, SL_E_RESOURCE, en, "opendir '%s'", name);
+		if (en == ENOENT) /* gone since it was listed */
+			return SL_OK;
+		return record_dir_error(w, p->dir, "opendir", en, err);
+	}
+	if (!GetFileInformationByHandle(h, &bi)) {
+		e = GetLastError();
+		CloseHandle(h);
+		sb_truncate(&w->path, keep);
+		return record_dir_error(w, p->dir, "stat", win_errno(e), err);
+	}
+	dev = bi.dwVolumeSerialNumber;
+	ino = ((uint64_t)bi.nFileIndexHigh << 32) | bi.nFileIndexLow;
+	r = ftab_seen_dir(w->ft, dev, ino);
+	if (r != 0) {
+		CloseHandle(h);
+		sb_truncate(&w->path, keep);
+		if (r < 0)
+			return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+		w->st->repeats++;
+		return SL_OK;
+	}
+	r = walk_dir(w, h, p->dir, dev, devidx, depth + 1, err);
+	sb_truncate(&w->path, keep);
+	return r;
+}
+
+/* Lists the whole directory before descending, so only one handle per level
+ * is open and files keep the file system's order.  Consumes h. */
+static int walk_dir(struct walker *w, HANDLE h, uint32_t dir, uint64_t dev, uint16_t devidx,
+		    int depth, struct sl_err *err)
+{
+	struct pending *subs = NULL;
+	size_t nsubs = 0, cap = 0, i;
+	int rc;
+
+	if (w->o->cancel && atomic_load(w->o->cancel)) {
+		CloseHandle(h);
+		return SL_FAIL(err, SL_E_CANCELLED, 0, "interrupted during the walk");
+	}
+	w->st->dirs++;
+	rc = list_ids(w, h, dir, dev, devidx, &subs, &nsubs, &cap, err);
+	CloseHandle(h);
+	if (rc == -1)
+		rc = list_find(w, dir, dev, devidx, &subs, &nsubs, &cap, err);
+	for (i = 0; rc == SL_OK && i < nsubs; i++)
+		rc = descend(w, &subs[i], devidx, depth, err);
+	free(subs);
+	return rc;
+}
+
+int walk_canonical(const char *root, struct strbuf *out, struct sl_err *err)
+{
+	int e = sys_abs_path(root, out);
+
+	if (e == ENOMEM)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	if (e)
+		return SL_FAIL(err, SL_E_IO, e, "cannot access '%s'", root);
+	return SL_OK;
+}
+
+int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
+	      struct walk_stats *st, struct sl_err *err)
+{
+	struct walker w = {ft, o, st, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, NULL};
+	BY_HANDLE_FILE_INFORMATION bi;
+	uint16_t devidx;
+	uint32_t dir;
+	uint64_t dev, ino;
+	HANDLE h;
+	DWORD e;
+	int rc, r;
+
+	rc = walk_canonical(root, &w.path, err);
+	if (rc != SL_OK)
+		goto out;
+	h = open_dir(w.path.p, &e);
+	if (h == INVALID_HANDLE_VALUE) {
+		rc = SL_FAIL(err, sl_errno_class(win_errno(e)), win_errno(e), "open root '%s'",
+			     w.path.p);
+		goto out;
+	}
+	if (!GetFileInformationByHandle(h, &bi)) {
+		e = GetLastError();
+		CloseHandle(h);
+		rc = SL_FAIL(err, SL_E_IO, win_errno(e), "stat root '%s'", w.path.p);
+		goto out;
+	}
+	dev = bi.dwVolumeSerialNumber;
+	ino = ((uint64_t)bi.nFileIndexHigh << 32) | bi.nFileIndexLow;
+	rc = ftab_dev(ft, dev, &devidx, err);
+	if (rc != SL_OK) {
+		CloseHandle(h);
+		goto out;
+	}
+	if (!(bi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)) {
+		/* a single file: its folder becomes the root entry */
+		char *slash = strrchr(w.path.p, '/');
+		size_t plen = (size_t)(slash - w.path.p);
+		CloseHandle(h);
+		rc = ftab_add_dir(ft, FT_NONE, w.path.p, plen == 2 ? 3 : plen, &dir, err);
+		if (rc == SL_OK)
+			rc = ftab_add_file(ft, dir, slash + 1, strlen(slash + 1), ino, devidx, NULL,
+					   err);
+		if (rc == SL_OK)
+			st->files++;
+		goto out;
+	}
+	r = ftab_seen_dir(ft, dev, ino);
+	if (r != 0) {
+		CloseHandle(h);
+		if (r < 0) {
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+		} else {
+			st->repeats++;
+			rc = SL_OK;
+		}
+		goto out;
+	}
+	w.buf = malloc(LIST_BUF);
+	rc = w.buf ? ftab_add_dir(ft, FT_NONE, w.path.p, w.path.len, &dir, err)
+		   : SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+	if (rc == SL_OK)
+		rc = walk_dir(&w, h, dir, dev, devidx, 0, err);
+	else
+		CloseHandle(h);
+out:
+	free(w.buf);
+	sb_free(&w.msg);
+	sb_free(&w.path);
+	sb_free(&w.name);
+	sb_free(&w.full);
+	return rc;
+}

@@ -1,0 +1,186 @@
+/* The change-journal record parser on synthetic FSCTL_READ_USN_JOURNAL
+ * answers: versions 2 and 3, reasons, UTF-16 names with surrogates, and
+ * malformed records (lengths, offsets, alignment, versions). */
+#include "scanner/usn.h"
+#include "tests/unit/test.h"
+
+static void put16(unsigned char *p, unsigned v)
+{
+	p[0] = (unsigned char)v;
+	p[1] = (unsigned char)(v >> 8);
+}
+
+static void put32(unsigned char *p, uint32_t v)
+{
+	put16(p, v & 0xffff);
+	put16(p + 2, v >> 16);
+}
+
+static void put64(unsigned char *p, uint64_t v)
+{
+	put32(p, (uint32_t)v);
+	put32(p + 4, (uint32_t)(v >> 32));
+}
+
+/* Append a record; name is UTF-16 units.  Returns the new length. */
+static size_t rec(unsigned char *buf, size_t at, unsigned major, uint64_t ref, uint64_t parent,
+		  int64_t usn, uint32_t reason, uint32_t attrs, const uint16_t *name, size_t n)
+{
+	size_t fixed = major == 2 ? 60 : 76, len = (fixed + 2 * n + 7) / 8 * 8, i;
+	unsigned char *p = buf + at;
+
+	memset(p, 0, len);
+	put32(p, (uint32_t)len);
+	put16(p + 4, major);
+	put64(p + 8, ref);
+	if (major == 2) {
+		put64(p + 16, parent);
+		put64(p + 24, (uint64_t)usn);
+		put32(p + 40, reason);
+		put32(p + 52, attrs);
+		put16(p + 56, (unsigned)(2 * n));
+		put16(p + 58, 60);
+	} else {
+		put64(p + 16, 0x1234); /* high half of the 128-bit reference */
+		put64(p + 24, parent);
+		put64(p + 40, (uint64_t)usn);
+		put32(p + 56, reason);
+		put32(p + 68, attrs);
+		put16(p + 72, (unsigned)(2 * n));
+		put16(p + 74, 76);
+	}
+	for (i = 0; i < n; i++)
+		put16(p + fixed + 2 * i, name[i]);
+	return at + len;
+}
+
+struct seen {
+	int n;
+	char names[8][64];
+	enum usn_kind kinds[8];
+	uint64_t refs[8][2];
+	unsigned majors[8];
+	int stop_at;
+};
+
+static int collect(const struct usn_rec *r, void *ctx)
+{
+	struct seen *s = ctx;
+	if (s->n == s->stop_at)
+		return 7;
+	snprintf(s->names[s->n], sizeof(s->names[0]), "%s", r->name);
+	s->kinds[s->n] = usn_kind(r->reason);
+	s->refs[s->n][0] = r->file_ref[0];
+	s->refs[s->n][1] = r->file_ref[1];
+	s->majors[s->n] = r->major;
+	s->n++;
+	return 0;
+}
+
+static void test_records(void)
+{
+	static const uint16_t a[] = {'a', '.', 'j', 'p', 'g'};
+	/* "é😀.jpg": a BMP character, a surrogate pair */
+	static const uint16_t b[] = {0xE9, 0xD83D, 0xDE00, '.', 'j', 'p', 'g'};
+	static const uint16_t lone[] = {'x', 0xD800, 'y'};
+	unsigned char buf[1024];
+	struct seen s = {0};
+	int64_t next = 0;
+	size_t at = 8, bad;
+
+	put64(buf, 777);
+	at = rec(buf, at, 2, 42, 5, 100, USN_R_FILE_CREATE | USN_R_CLOSE, 0x20, a, 5);
+	at = rec(buf, at, 3, 43, 5, 101, USN_R_DATA_EXTEND, 0x20, b, 7);
+	at = rec(buf, at, 2, 44, 5, 102, USN_R_RENAME_NEW_NAME, 0x10, lone, 3);
+	at = rec(buf, at, 2, 45, 5, 103, USN_R_FILE_DELETE | USN_R_CLOSE, 0x20, a, 5);
+	at = rec(buf, at, 2, 46, 5, 104, 0x00000800 /* security change */, 0x20, a, 5);
+	s.stop_at = -1;
+	CHECK_INT(usn_parse(buf, at, &next, collect, &s, &bad), 0);
+	CHECK_INT(next, 777);
+	CHECK_INT(s.n, 5);
+	CHECK_STR(s.names[0], "a.jpg");
+	CHECK_INT(s.kinds[0], USN_CREATED);
+	CHECK_STR(s.names[1], "\xc3\xa9\xf0\x9f\x98\x80.jpg");
+	CHECK_INT(s.kinds[1], USN_CHANGED);
+	CHECK_INT(s.majors[1], 3);
+	CHECK_INT(s.refs[1][0], 43);
+	CHECK_INT(s.refs[1][1], 0x1234);
+	CHECK_STR(s.names[2], "x\xef\xbf\xbdy"); /* lone surrogate -> U+FFFD */
+	CHECK_INT(s.kinds[2], USN_RENAMED);
+	CHECK_INT(s.kinds[3], USN_DELETED);
+	CHECK_INT(s.kinds[4], USN_OTHER);
+
+	/* the callback can stop the walk */
+	memset(&s, 0, sizeof(s));
+	s.stop_at = 1;
+	CHECK_INT(usn_parse(buf, at, &next, collect, &s, &bad), 7);
+	CHECK_INT(s.n, 1);
+
+	/* only the next USN: no records */
+	memset(&s, 0, sizeof(s));
+	s.stop_at = -1;
+	CHECK_INT(usn_parse(buf, 8, &next, collect, &s, &bad), 0);
+	CHECK_INT(s.n, 0);
+}
+
+static void test_malformed(void)
+{
+	static const uint16_t a[] = {'a', 'b'};
+	unsigned char buf[512], copy[512];
+	struct seen s = {0};
+	int64_t next;
+	size_t at, first, bad;
+
+	s.stop_at = -1;
+	put64(buf, 1);
+	first = rec(buf, 8, 2, 1, 2, 3, USN_R_FILE_CREATE, 0, a, 2);
+	at = rec(buf, first, 2, 1, 2, 3, USN_R_FILE_CREATE, 0, a, 2);
+	CHECK_INT(usn_parse(buf, 4, &next, collect, &s, &bad), -1);
+
+	memcpy(copy, buf, at);
+	put32(copy + first, 4); /* shorter than a header */
+	CHECK_INT(usn_parse(copy, at, &next, collect, &s, &bad), -1);
+	CHECK_INT(bad, first);
+
+	memcpy(copy, buf, at);
+	put32(copy + first, 1000); /* past the buffer */
+	CHECK_INT(usn_parse(copy, at, &next, collect, &s, &bad), -1);
+
+	memcpy(copy, buf, at);
+	put32(copy + first, 66); /* not 8-byte aligned */
+	CHECK_INT(usn_parse(copy, at, &next, collect, &s, &bad), -1);
+
+	memcpy(copy, buf, at);
+	put16(copy + first + 58, 62); /* name runs past the record */
+	CHECK_INT(usn_parse(copy, at, &next, collect, &s, &bad), -1);
+
+	memcpy(copy, buf, at);
+	put16(copy + first + 56, 3); /* odd name length */
+	CHECK_INT(usn_parse(copy, at, &next, collect, &s, &bad), -1);
+
+	memcpy(copy, buf, at);
+	put16(copy + first + 58, 10); /* name inside the header */
+	CHECK_INT(usn_parse(copy, at, &next, collect, &s, &bad), -1);
+
+	memcpy(copy, buf, at);
+	put16(copy + first + 4, 9); /* unknown version */
+	CHECK_INT(usn_parse(copy, at, &next, collect, &s, &bad), -1);
+
+	memcpy(copy, buf, at);
+	put16(copy + first + 4, 4); /* version 4 (ranges): skipped */
+	s.n = 0;
+	CHECK_INT(usn_parse(copy, at, &next, collect, &s, &bad), 0);
+	CHECK_INT(s.n, 1);
+
+	/* trailing garbage shorter than a record header */
+	s.n = 0;
+	CHECK_INT(usn_parse(buf, at + 4, &next, collect, &s, &bad), -1);
+	CHECK_INT(bad, at);
+}
+
+int main(void)
+{
+	RUN(test_records);
+	RUN(test_malformed);
+	return t_done();
+}

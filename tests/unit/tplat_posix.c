@@ -1,0 +1,53 @@
+/* tplat_posix.c - test.h's platform part on POSIX systems. */
+#include "tests/unit/test.h"
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+char *t_tmpdir(const char *tag)
+{
+	const char *base = getenv("TMPDIR");
+	char *p = malloc(4096);
+	snprintf(p, 4096, "%s/seekless-%s-XXXXXX", base && base[0] ? base : "/tmp", tag);
+	if (!mkdtemp(p)) {
+		perror("mkdtemp");
+		exit(2);
+	}
+	return p;
+}
+
+void t_rmtree(const char *dir)
+{
+	char cmd[4200];
+	snprintf(cmd, sizeof(cmd), "rm -rf '%s'", dir);
+	if (system(cmd) != 0)
+		fprintf(stderr, "warning: could not remove %s\n", dir);
+}
+
+void t_write(const char *path, const void *data, size_t n)
+{
+	int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || write(fd, data, n) != (ssize_t)n || close(fd) != 0) {
+		fprintf(stderr, "cannot write %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+}
+
+int t_mkdir(const char *path)
+{
+	return mkdir(path, 0755);
+}
+
+int t_unlink(const char *path)
+{
+	return unlink(path);
+}
+
+int t_private(const char *path)
+{
+	struct stat st;
+	if (stat(path, &st) != 0)
+		return -1;
+	return (st.st_mode & 0777) == 0600;
+}

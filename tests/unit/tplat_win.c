@@ -1,0 +1,146 @@
+/* tplat_win.c - test.h's platform part on Windows. */
+#include "tests/unit/test.h"
+
+#include <aclapi.h>
+#include <windows.h>
+
+#include "common/sys.h"
+#include "common/win.h"
+
+char *t_tmpdir(const char *tag)
+{
+	wchar_t base[MAX_PATH + 1];
+	struct strbuf sb = STRBUF_INIT;
+	static unsigned seq;
+	int i;
+
+	if (!GetTempPathW(MAX_PATH + 1, base)) {
+		fprintf(stderr, "no temporary folder\n");
+		exit(2);
+	}
+	for (i = 0; i < 1000; i++) {
+		wchar_t *w;
+		sb_reset(&sb);
+		win_from_path(base, &sb);
+		if (sb.len && sb.p[sb.len - 1] == '/')
+			sb_truncate(&sb, sb.len - 1);
+		sb_addf(&sb, "/seekless-%s-%lu-%u", tag, (unsigned long)GetCurrentProcessId(), seq++);
+		w = win_path(sb.p);
+		if (w && CreateDirectoryW(w, NULL)) {
+			free(w);
+			return sb.p;
+		}
+		free(w);
+	}
+	fprintf(stderr, "cannot create a temporary folder\n");
+	exit(2);
+}
+
+static void rm_w(const wchar_t *dir)
+{
+	WIN32_FIND_DATAW fd;
+	size_t n = wcslen(dir);
+	wchar_t *pat = malloc((n + MAX_PATH + 4) * sizeof(wchar_t));
+	HANDLE h;
+
+	swprintf(pat, n + 3, L"%ls\\*", dir);
+	h = FindFirstFileW(pat, &fd);
+	if (h != INVALID_HANDLE_VALUE) {
+		do {
+			if (!wcscmp(fd.cFileName, L".") || !wcscmp(fd.cFileName, L".."))
+				continue;
+			swprintf(pat, n + MAX_PATH + 4, L"%ls\\%ls", dir, fd.cFileName);
+			if (fd.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY &&
+			    !(fd.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT)) {
+				rm_w(pat);
+			} else {
+				SetFileAttributesW(pat, FILE_ATTRIBUTE_NORMAL);
+				DeleteFileW(pat);
+			}
+		} while (FindNextFileW(h, &fd));
+		FindClose(h);
+	}
+	free(pat);
+	RemoveDirectoryW(dir);
+}
+
+void t_rmtree(const char *dir)
+{
+	wchar_t *w = win_path(dir);
+	if (w)
+		rm_w(w);
+	free(w);
+}
+
+void t_write(const char *path, const void *data, size_t n)
+{
+	FILE *f = sys_fopen(path, "wb");
+	if (!f || fwrite(data, 1, n, f) != n || fclose(f) != 0) {
+		fprintf(stderr, "cannot write %s\n", path);
+		exit(2);
+	}
+}
+
+int t_mkdir(const char *path)
+{
+	wchar_t *w = win_path(path);
+	int rc = w && CreateDirectoryW(w, NULL) ? 0 : -1;
+	free(w);
+	return rc;
+}
+
+int t_unlink(const char *path)
+{
+	wchar_t *w = win_path(path);
+	int rc = w && DeleteFileW(w) ? 0 : -1;
+	free(w);
+	return rc;
+}
+
+int t_private(const char *path)
+{
+	PSECURITY_DESCRIPTOR sd = NULL;
+	PACL dacl = NULL;
+	wchar_t *w = win_path(path);
+	union {
+		TOKEN_USER tu;
+		unsigned char raw[256];
+	} me;
+	HANDLE tok;
+	DWORD i, n;
+	int rc = 1;
+
+	if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &tok))
+		return -1;
+	if (!GetTokenInformation(tok, TokenUser, &me, sizeof(me), &n)) {
+		CloseHandle(tok);
+		return -1;
+	}
+	CloseHandle(tok);
+
+	if (!w || GetNamedSecurityInfoW(w, SE_FILE_OBJECT, DACL_SECURITY_INFORMATION, NULL, NULL,
+					&dacl, NULL, &sd) != ERROR_SUCCESS) {
+		free(w);
+		return -1;
+	}
+	free(w);
+	if (!dacl) {
+		rc = 0; /* no DACL: everyone */
+	} else {
+		for (i = 0; i < dacl->AceCount; i++) {
+			ACCESS_ALLOWED_ACE *ace;
+			PSID sid;
+			if (!GetAce(dacl, i, (void **)&ace) || ace->Header.AceType != ACCESS_ALLOWED_ACE_TYPE)
+				continue;
+			sid = (PSID)&ace->SidStart;
+			/* allowed: us, owner rights, SYSTEM, Administrators */
+			if (!EqualSid(sid, me.tu.User.Sid) &&
+			    !IsWellKnownSid(sid, WinCreatorOwnerRightsSid) &&
+			    !IsWellKnownSid(sid, WinLocalSystemSid) &&
+			    !IsWellKnownSid(sid, WinBuiltinAdministratorsSid))
+				rc = 0;
+		}
+	}
+	LocalFree(sd);
+	return rc;
+}

@@ -1,0 +1,141 @@
+"""The Windows service under Wine's service control manager: install with
+--root/--at/--db (written to the configuration), refusal to run from a
+console, start (a catch-up scan at once), status, STOP in the middle of a
+scan (within seconds, what was read kept), uninstall.  Needs the persistent
+wineserver tools/win/cross-build.sh starts."""
+import os
+import sqlite3
+import time
+
+from winlib import check, done, need_tools, seekless, wine, tmpdir, corpus, winpath
+
+need_tools()
+base = tmpdir("svc")
+tree = os.path.join(base, "tree")
+corpus(tree, 30)
+conf = os.path.join(base, "seekless.conf")
+db = os.path.join(base, "index.db")
+log = os.path.join(base, "seekless-service.log")
+
+
+def state():
+    rc, out, _ = wine("sc", "query", "seekless")
+    for line in out.splitlines():
+        if "STATE" in line:
+            return line.split()[-1]
+    return "NONE"
+
+
+def wait_for(pred, timeout, step=0.1):
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if pred():
+            return time.time() - t0
+        time.sleep(step)
+    return None
+
+
+def log_text():
+    try:
+        with open(log, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+# whatever an earlier run left
+seekless("service", "uninstall")
+
+rc, out, err = seekless("service", "install", "--config", winpath(conf), "--root", winpath(tree),
+                        "--at", "03:00", "--db", winpath(db))
+print(out, err)
+check(rc == 0 and "created service 'seekless'" in out, "install: %d %s %s" % (rc, out, err))
+with open(conf) as f:
+    text = f.read()
+check("root = Z:" + tree in text and "schedule = 03:00" in text and "db = " in text,
+      "install wrote the settings into the configuration: " + text)
+
+# Wine's service manager may still be settling after wineboot: retry a few
+# times before calling it a failure
+for attempt in range(10):
+    rc, out, err = wine("sc", "start", "seekless")
+    if rc == 0 or state() in ("RUNNING", "START_PENDING"):
+        break
+    print("sc start attempt %d: %d %s %s" % (attempt, rc, out.strip(), err.strip()))
+    time.sleep(1)
+check(rc == 0 or state() == "RUNNING", "sc start: %d %s %s" % (rc, out, err))
+took = wait_for(lambda: "scan ended with exit status" in log_text(), 120)
+check(took is not None, "the catch-up scan ran: " + log_text())
+check("scan ended with exit status 0" in log_text(), "and succeeded: " + log_text())
+check("seekless scan: ok: 30 files" in log_text(), "the scan's output is in the log")
+con = sqlite3.connect(db)
+n = con.execute("SELECT count(*) FROM files").fetchone()[0]
+cmd = con.execute("SELECT command FROM scans ORDER BY id DESC").fetchone()
+con.close()
+check(n == 30 and cmd == ("scheduled",), "the index holds the tree: %d %r" % (n, cmd))
+check(os.path.exists(os.path.join(base, "seekless-service.last")), "the run was stamped")
+
+rc, out, err = seekless("service", "status", "--config", winpath(conf))
+check("state: running" in out and "start: automatic" in out and "log: " in out,
+      "status: " + out)
+
+# an idle STOP
+t0 = time.time()
+wine("sc", "stop", "seekless")
+took = wait_for(lambda: state() == "STOPPED", 10)
+check(took is not None and time.time() - t0 < 5, "idle stop within 5 s")
+check(log_text().rstrip().endswith("stopped"), "the log says it stopped")
+
+# a STOP in the middle of a scan: more files, a forgotten last run
+corpus(os.path.join(tree, "more"), 1500, seed=2)
+os.remove(os.path.join(base, "seekless-service.last"))
+before = log_text().count("scan starts")
+wine("sc", "start", "seekless")
+started = wait_for(lambda: log_text().count("scan starts") > before, 60, 0.05)
+check(started is not None, "the second scan started")
+
+
+def stored_files():
+    try:
+        c = sqlite3.connect(db, timeout=5)
+        n = c.execute("SELECT count(*) FROM files").fetchone()[0]
+        c.close()
+        return n
+    except sqlite3.Error:
+        return 0
+
+
+# stop once the first batch of the new files has been committed
+check(wait_for(lambda: stored_files() > 30, 60, 0.05) is not None, "the scan is storing")
+t0 = time.time()
+wine("sc", "stop", "seekless")
+took = wait_for(lambda: state() == "STOPPED", 30, 0.05)
+stop_s = time.time() - t0
+print("stop during a scan took %.2f s" % stop_s)
+check(took is not None and stop_s < 5, "stop during a scan within 5 s (%.2f)" % stop_s)
+check("scan ended with exit status 4" in log_text(),
+      "the scan was interrupted, not killed: " + log_text()[-800:])
+con = sqlite3.connect(db)
+status = con.execute("SELECT status FROM scans ORDER BY id DESC").fetchone()
+stored = con.execute("SELECT count(*) FROM files").fetchone()[0]
+con.close()
+check(status == ("interrupted",), "the scan row says interrupted: %r" % (status,))
+check(30 < stored < 1530, "what was read is stored: %d" % stored)
+check(not os.path.exists(os.path.join(base, "seekless-service.last")),
+      "an interrupted run is not stamped complete")
+
+rc, out, err = seekless("service", "uninstall")
+check(rc == 0 and "deleted service 'seekless'" in out, "uninstall: %s %s" % (out, err))
+check(state() == "NONE", "the service is gone")
+
+# the service program refuses to run from a console (last: under Wine a
+# dispatcher that found no service start leaves the service manager
+# refusing starts for a while)
+t0 = time.time()
+rc, out, err = seekless("service", "run", "--config", winpath(conf), timeout=60)
+check(rc != 0 and "not started by the service manager" in err,
+      "service run from a console refuses: %d %s" % (rc, err))
+print("console refusal took %.1f s" % (time.time() - t0))
+
+# start: no run completed yet, so it scans at once
+done()

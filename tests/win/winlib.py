@@ -1,0 +1,55 @@
+"""Helpers for the Windows tests: run the cross-built seekless.exe under
+Wine from the Linux side, and translate paths (Wine shows the host's / as
+drive Z:).  tools/win/cross-build.sh starts the wineserver these rely on."""
+import os
+import subprocess
+import sys
+import tempfile
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
+from lib import check, done, skip  # noqa: E402,F401
+
+EXE = os.environ.get("SEEKLESS_EXE", "")
+MKCORPUS = os.environ.get("MKCORPUS_BIN", "")
+ENV = dict(os.environ, WINEDEBUG="-all")
+
+
+def winpath(p):
+    """Host path -> the same file as Windows programs under Wine see it."""
+    return "Z:" + os.path.abspath(p).replace("/", "\\")
+
+
+def ourpath(p):
+    """Host path -> the form seekless stores: drive letter, '/' separators."""
+    return "Z:" + os.path.abspath(p)
+
+
+def wine(*args, timeout=120):
+    """Run a Windows program (seekless.exe unless args[0] names another);
+    returns (rc, stdout, stderr) with Wine's own noise removed."""
+    cmd = ["wine"] + [str(a) for a in args]
+    p = subprocess.run(cmd, capture_output=True, text=True, env=ENV, timeout=timeout,
+                       errors="replace")
+    err = "\n".join(l for l in p.stderr.splitlines()
+                    if not l.startswith("wine: ") and "fixme:" not in l)
+    return p.returncode, p.stdout, err
+
+
+def seekless(*args, timeout=120):
+    return wine(EXE, *args, timeout=timeout)
+
+
+def need_tools():
+    if not EXE or not os.path.exists(EXE):
+        skip("SEEKLESS_EXE (the cross-built seekless.exe) not found")
+    if not MKCORPUS or not os.path.exists(MKCORPUS):
+        skip("MKCORPUS_BIN (the host's mkcorpus) not found")
+
+
+def tmpdir(tag):
+    return tempfile.mkdtemp(prefix="seekless-win-%s-" % tag)
+
+
+def corpus(dest, files, seed=1):
+    subprocess.run([MKCORPUS, "--files", str(files), "--median", "40k", "--seed", str(seed),
+                    "--no-sync", dest], check=True, capture_output=True)

@@ -1,0 +1,542 @@
+/* service_win.c - the Windows service (service.h).
+ *
+ * One service, "seekless", own process, automatic (delayed) start, run as
+ * LocalSystem so it can read every user's photos; restarted by the SCM if it
+ * dies.  Its command line is `seekless.exe service run --config FILE`: the
+ * explicit `run` means it never ends up in console mode by accident, and
+ * when the dispatcher cannot connect (someone ran that line by hand) it
+ * says so and exits instead of scanning in the console.
+ *
+ * The service process waits for the schedule (HH:MM, daily, local time; on
+ * start it catches up at once when the last completed run is older than the
+ * latest scheduled time, like systemd's Persistent=true), then runs the
+ * `seekless scan --scheduled --config FILE` as a child process (so a crash
+ * in a scan does not take the service down).  STOP and SHUTDOWN set an
+ * event the child inherits; it raises the scan's interrupt flag, which the
+ * pipeline checks between files, so the service stops within a second or
+ * two with what was read stored.  The child's output and the service's own
+ * lines go to seekless-service.log in the index's folder; the time of the
+ * last completed run is kept beside it in seekless-service.last. */
+#include "tools/service.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <windows.h>
+
+#include "common/sys.h"
+#include "common/win.h"
+#include "tools/cli.h"
+#include "tools/config.h"
+
+#define SVC_NAME L"seekless"
+#define SVC_DISPLAY L"seekless photo indexer"
+#define SVC_DESC L"Indexes photo drives at night, reading files in physical disk order."
+
+int svc_system_db(struct strbuf *out)
+{
+	const wchar_t *pd = _wgetenv(L"ProgramData");
+
+	sb_reset(out);
+	if (!pd || !pd[0] || win_from_path(pd, out) != 0)
+		return -1;
+	sb_adds(out, "/seekless/index.db");
+	return out->oom ? -1 : 0;
+}
+
+/* "HH:MM" -> minutes after midnight, or -1. */
+static int parse_hhmm(const char *s)
+{
+	int h, m;
+	char tail;
+
+	if (!s || sscanf(s, "%2d:%2d%c", &h, &m, &tail) != 2 || h < 0 || h > 23 || m < 0 || m > 59)
+		return -1;
+	return h * 60 + m;
+}
+
+/* Our path -> a native one for display and command lines: '\' separators. */
+static void native(const char *path, struct strbuf *out)
+{
+	const char *p;
+
+	for (p = path; *p; p++)
+		sb_addc(out, *p == '/' ? '\\' : *p);
+}
+
+int svc_units(const struct svc_opts *o, struct strbuf *service, struct strbuf *timer,
+	      struct sl_err *err)
+{
+	if (parse_hhmm(o->schedule) < 0)
+		return SL_FAIL(err, SL_E_USAGE, 0,
+			       "schedule '%s': the Windows service takes a daily time, HH:MM",
+			       o->schedule ? o->schedule : "");
+	sb_reset(service);
+	sb_addc(service, '"');
+	native(o->exe, service);
+	sb_adds(service, "\" service run --config \"");
+	native(o->config, service);
+	sb_addc(service, '"');
+	sb_reset(timer);
+	sb_addf(timer, "daily at %s (the service waits for it)", o->schedule);
+	if (service->oom || timer->oom)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	return SL_OK;
+}
+
+static int scm_fail(struct sl_err *err, const char *what)
+{
+	int e = win_errno(GetLastError());
+	return SL_FAIL(err, SL_E_IO, e, "%s", what);
+}
+
+static int check_scope(const struct svc_opts *o, struct sl_err *err)
+{
+	if (o->dest)
+		return SL_FAIL(err, SL_E_USAGE, 0, "--dest writes systemd units; not on Windows");
+	if (o->user)
+		return SL_FAIL(err, SL_E_USAGE, 0,
+			       "Windows services are system-wide: run this from an elevated "
+			       "prompt, without --user");
+	return SL_OK;
+}
+
+int svc_install(const struct svc_opts *o, struct strbuf *report, struct sl_err *err)
+{
+	struct strbuf cmd = STRBUF_INIT, when = STRBUF_INIT;
+	SERVICE_DESCRIPTIONW desc = {(wchar_t *)SVC_DESC};
+	SERVICE_DELAYED_AUTO_START_INFO delayed = {TRUE};
+	SC_ACTION actions[3] = {{SC_ACTION_RESTART, 60000}, {SC_ACTION_RESTART, 60000},
+				{SC_ACTION_NONE, 0}};
+	SERVICE_FAILURE_ACTIONSW fa = {86400, NULL, NULL, 3, actions};
+	SC_HANDLE scm = NULL, svc = NULL;
+	wchar_t *wcmd = NULL;
+	int rc, created = 0;
+
+	rc = check_scope(o, err);
+	if (rc == SL_OK)
+		rc = svc_units(o, &cmd, &when, err);
+	if (rc != SL_OK)
+		goto out;
+	wcmd = win_wide(cmd.p);
+	if (!wcmd) {
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+		goto out;
+	}
+	scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT | SC_MANAGER_CREATE_SERVICE);
+	if (!scm) {
+		rc = scm_fail(err, "open the service control manager");
+		goto out;
+	}
+	svc = CreateServiceW(scm, SVC_NAME, SVC_DISPLAY, SERVICE_ALL_ACCESS,
+			     SERVICE_WIN32_OWN_PROCESS, SERVICE_AUTO_START, SERVICE_ERROR_NORMAL,
+			     wcmd, NULL, NULL, NULL, NULL, NULL);
+	if (svc) {
+		created = 1;
+	} else if (GetLastError() == ERROR_SERVICE_EXISTS) {
+		svc = OpenServiceW(scm, SVC_NAME, SERVICE_ALL_ACCESS);
+		if (!svc || !ChangeServiceConfigW(svc, SERVICE_WIN32_OWN_PROCESS, SERVICE_AUTO_START,
+						  SERVICE_ERROR_NORMAL, wcmd, NULL, NULL, NULL,
+						  NULL, NULL, SVC_DISPLAY)) {
+			rc = scm_fail(err, "update the existing service");
+			goto out;
+		}
+	} else {
+		rc = scm_fail(err, "create the service");
+		goto out;
+	}
+	/* Extras: a failure here leaves a working service, so it is reported,
+	 * not fatal. */
+	if (!ChangeServiceConfig2W(svc, SERVICE_CONFIG_DESCRIPTION, &desc))
+		sb_adds(report, "note: the description was not set\n");
+	if (!ChangeServiceConfig2W(svc, SERVICE_CONFIG_DELAYED_AUTO_START_INFO, &delayed))
+		sb_adds(report, "note: delayed automatic start was not set\n");
+	if (!ChangeServiceConfig2W(svc, SERVICE_CONFIG_FAILURE_ACTIONS, &fa))
+		sb_adds(report, "note: the restart-on-failure actions were not set\n");
+	sb_addf(report, "%s service 'seekless': %s\n", created ? "created" : "updated", cmd.p);
+	sb_addf(report, "schedule: %s; it starts with Windows, or now with `sc start seekless`\n",
+		when.p);
+	rc = SL_OK;
+out:
+	if (svc)
+		CloseServiceHandle(svc);
+	if (scm)
+		CloseServiceHandle(scm);
+	free(wcmd);
+	sb_free(&cmd);
+	sb_free(&when);
+	return rc;
+}
+
+static const char *state_name(DWORD s)
+{
+	switch (s) {
+	case SERVICE_STOPPED: return "stopped";
+	case SERVICE_START_PENDING: return "starting";
+	case SERVICE_STOP_PENDING: return "stopping";
+	case SERVICE_RUNNING: return "running";
+	case SERVICE_PAUSED: return "paused";
+	default: return "changing";
+	}
+}
+
+int svc_uninstall(const struct svc_opts *o, struct strbuf *report, struct sl_err *err)
+{
+	SC_HANDLE scm, svc;
+	SERVICE_STATUS st;
+	int rc, i;
+
+	rc = check_scope(o, err);
+	if (rc != SL_OK)
+		return rc;
+	scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT);
+	if (!scm)
+		return scm_fail(err, "open the service control manager");
+	svc = OpenServiceW(scm, SVC_NAME, SERVICE_STOP | SERVICE_QUERY_STATUS | DELETE);
+	if (!svc) {
+		DWORD e = GetLastError();
+		CloseServiceHandle(scm);
+		if (e == ERROR_SERVICE_DOES_NOT_EXIST) {
+			sb_adds(report, "service 'seekless' was not installed\n");
+			return SL_OK;
+		}
+		SetLastError(e);
+		return scm_fail(err, "open the service");
+	}
+	if (ControlService(svc, SERVICE_CONTROL_STOP, &st)) {
+		/* a scan stops between two files and stores what it read */
+		for (i = 0; i < 100 && st.dwCurrentState != SERVICE_STOPPED; i++) {
+			Sleep(100);
+			if (!QueryServiceStatus(svc, &st))
+				break;
+		}
+		sb_addf(report, "stopped the running service (%s)\n", state_name(st.dwCurrentState));
+	}
+	if (!DeleteService(svc) && GetLastError() != ERROR_SERVICE_MARKED_FOR_DELETE) {
+		rc = scm_fail(err, "delete the service");
+	} else {
+		sb_adds(report, "deleted service 'seekless'\n");
+	}
+	CloseServiceHandle(svc);
+	CloseServiceHandle(scm);
+	return rc;
+}
+
+/* The log and the last-run stamp live beside the index. */
+static int side_file(const char *db, const char *name, struct strbuf *out)
+{
+	const char *slash = strrchr(db, '/');
+	const char *bslash = strrchr(db, '\\');
+
+	if (bslash && (!slash || bslash > slash))
+		slash = bslash;
+	sb_reset(out);
+	if (slash)
+		sb_add(out, db, (size_t)(slash - db) + 1);
+	sb_adds(out, name);
+	return out->oom ? -1 : 0;
+}
+
+int svc_status(const struct svc_opts *o, struct strbuf *report, struct sl_err *err)
+{
+	SERVICE_STATUS_PROCESS st;
+	SC_HANDLE scm, svc;
+	struct strbuf log = STRBUF_INIT;
+	union {
+		QUERY_SERVICE_CONFIGW c;
+		unsigned char raw[8192];
+	} cfg;
+	DWORD n;
+
+	(void)err;
+	scm = OpenSCManagerW(NULL, NULL, SC_MANAGER_CONNECT);
+	svc = scm ? OpenServiceW(scm, SVC_NAME, SERVICE_QUERY_STATUS | SERVICE_QUERY_CONFIG) : NULL;
+	if (!svc) {
+		sb_adds(report, "installed: no\n");
+	} else {
+		sb_adds(report, "installed: yes\n");
+		if (QueryServiceStatusEx(svc, SC_STATUS_PROCESS_INFO, (BYTE *)&st, sizeof(st), &n))
+			sb_addf(report, "state: %s\n", state_name(st.dwCurrentState));
+		if (QueryServiceConfigW(svc, &cfg.c, sizeof(cfg), &n)) {
+			sb_addf(report, "start: %s\n",
+				cfg.c.dwStartType == SERVICE_AUTO_START ? "automatic"
+				: cfg.c.dwStartType == SERVICE_DEMAND_START ? "manual"
+				: "disabled");
+			sb_adds(report, "command: ");
+			win_utf8(cfg.c.lpBinaryPathName, -1, report);
+			sb_addc(report, '\n');
+		}
+		CloseServiceHandle(svc);
+	}
+	if (scm)
+		CloseServiceHandle(scm);
+	sb_addf(report, "schedule: daily at %s\n", o->schedule ? o->schedule : "?");
+	if (o->db && side_file(o->db, "seekless-service.log", &log) == 0)
+		sb_addf(report, "log: %s\n", log.p);
+	sb_free(&log);
+	return SL_OK;
+}
+
+/* ---- the service process ---- */
+
+static SERVICE_STATUS_HANDLE g_handle;
+static SERVICE_STATUS g_status;
+static HANDLE g_stop;
+static const char *g_config;
+static int g_exit;
+static FILE *g_log;
+static wchar_t *g_wlog;
+
+static void report_state(DWORD state, DWORD wait_ms)
+{
+	static DWORD checkpoint = 1;
+
+	g_status.dwServiceType = SERVICE_WIN32_OWN_PROCESS;
+	g_status.dwCurrentState = state;
+	g_status.dwControlsAccepted =
+		state == SERVICE_START_PENDING ? 0 : SERVICE_ACCEPT_STOP | SERVICE_ACCEPT_SHUTDOWN;
+	g_status.dwWin32ExitCode = NO_ERROR;
+	g_status.dwWaitHint = wait_ms;
+	g_status.dwCheckPoint =
+		(state == SERVICE_RUNNING || state == SERVICE_STOPPED) ? 0 : checkpoint++;
+	SetServiceStatus(g_handle, &g_status);
+}
+
+static void logf_(const char *fmt, ...) SL_PRINTF(1, 2);
+static void logf_(const char *fmt, ...)
+{
+	char stamp[32];
+	time_t now = time(NULL);
+	struct tm tm;
+	va_list ap;
+
+	if (!g_log)
+		return;
+	localtime_s(&tm, &now);
+	strftime(stamp, sizeof(stamp), "%Y-%m-%d %H:%M:%S", &tm);
+	fprintf(g_log, "%s seekless service: ", stamp);
+	va_start(ap, fmt);
+	vfprintf(g_log, fmt, ap);
+	va_end(ap);
+	fputs("\n", g_log);
+	fflush(g_log);
+}
+
+static DWORD WINAPI on_control(DWORD ctl, DWORD type, void *data, void *ctx)
+{
+	(void)type;
+	(void)data;
+	(void)ctx;
+	switch (ctl) {
+	case SERVICE_CONTROL_STOP:
+	case SERVICE_CONTROL_SHUTDOWN:
+		report_state(SERVICE_STOP_PENDING, 3000);
+		SetEvent(g_stop); /* a running scan stops after its current file */
+		return NO_ERROR;
+	case SERVICE_CONTROL_INTERROGATE:
+		return NO_ERROR;
+	default:
+		return ERROR_CALL_NOT_IMPLEMENTED;
+	}
+}
+
+/* Epoch seconds of the most recent scheduled time at or before now. */
+static time_t last_slot(int minutes, time_t now)
+{
+	struct tm tm;
+	time_t t;
+
+	localtime_s(&tm, &now);
+	tm.tm_hour = minutes / 60;
+	tm.tm_min = minutes % 60;
+	tm.tm_sec = 0;
+	tm.tm_isdst = -1;
+	t = mktime(&tm);
+	if (t > now) {
+		tm.tm_mday -= 1;
+		tm.tm_isdst = -1;
+		t = mktime(&tm);
+	}
+	return t;
+}
+
+static time_t read_stamp(const char *path)
+{
+	FILE *f = sys_fopen(path, "r");
+	long long v = 0;
+
+	if (!f)
+		return 0;
+	if (fscanf(f, "%lld", &v) != 1)
+		v = 0;
+	fclose(f);
+	return (time_t)v;
+}
+
+static void write_stamp(const char *path, time_t t)
+{
+	FILE *f = sys_fopen(path, "w");
+	if (f) {
+		fprintf(f, "%lld\n", (long long)t);
+		fclose(f);
+	}
+}
+
+/* One scheduled scan, as a child process: `seekless scan --scheduled
+ * --config FILE` with its output appended to the log and the stop event
+ * inherited (SEEKLESS_STOP_EVENT, sys_on_interrupt).  A crash in the scan
+ * (a parser bug meeting a hostile file) ends that scan, not the service.
+ * Returns its exit status, or -1 when it could not be started. */
+static int run_scan(void)
+{
+	SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, TRUE};
+	STARTUPINFOW si;
+	PROCESS_INFORMATION pi;
+	struct strbuf cmd = STRBUF_INIT, cfg = STRBUF_INIT;
+	wchar_t exe[32768], ev[32], *wcmd = NULL;
+	HANDLE log;
+	DWORD code = (DWORD)-1;
+	BOOL ok;
+
+	if (!GetModuleFileNameW(NULL, exe, sizeof(exe) / sizeof(exe[0])))
+		return -1;
+	log = CreateFileW(g_wlog, FILE_APPEND_DATA, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa,
+			  OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
+	if (log == INVALID_HANDLE_VALUE)
+		return -1;
+	native(g_config, &cfg);
+	sb_adds(&cmd, "\"");
+	win_utf8(exe, -1, &cmd);
+	sb_addf(&cmd, "\" scan --scheduled --config \"%s\"", cfg.p ? cfg.p : "");
+	wcmd = cmd.oom ? NULL : win_wide(cmd.p);
+	swprintf(ev, sizeof(ev) / sizeof(ev[0]), L"%llu", (unsigned long long)(uintptr_t)g_stop);
+	SetEnvironmentVariableW(L"SEEKLESS_STOP_EVENT", ev);
+	memset(&si, 0, sizeof(si));
+	si.cb = sizeof(si);
+	si.dwFlags = STARTF_USESTDHANDLES;
+	si.hStdOutput = si.hStdError = log;
+	ok = wcmd && CreateProcessW(exe, wcmd, NULL, NULL, TRUE, CREATE_NO_WINDOW, NULL, NULL, &si,
+				    &pi);
+	SetEnvironmentVariableW(L"SEEKLESS_STOP_EVENT", NULL);
+	CloseHandle(log);
+	free(wcmd);
+	sb_free(&cmd);
+	sb_free(&cfg);
+	if (!ok)
+		return -1;
+	CloseHandle(pi.hThread);
+	if (WaitForSingleObject(pi.hProcess, INFINITE) == WAIT_OBJECT_0)
+		GetExitCodeProcess(pi.hProcess, &code);
+	CloseHandle(pi.hProcess);
+	return (int)code;
+}
+
+static void WINAPI service_main(DWORD argc, wchar_t **argv)
+{
+	struct strbuf db = STRBUF_INIT, log = STRBUF_INIT, stamp = STRBUF_INIT;
+	struct cfg cfg;
+	struct sl_err e;
+	int minutes;
+
+	(void)argc;
+	(void)argv;
+	g_handle = RegisterServiceCtrlHandlerExW(SVC_NAME, on_control, NULL);
+	if (!g_handle)
+		return;
+	report_state(SERVICE_START_PENDING, 5000);
+	{
+		/* inherited by the scans, which stop when it is set */
+		SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, TRUE};
+		g_stop = CreateEventW(&sa, TRUE, FALSE, NULL);
+	}
+
+	cfg_init(&cfg);
+	if (cfg_load(&cfg, g_config, &e) != SL_OK) {
+		/* no log yet: the Event Log gets the exit code */
+		g_exit = EXIT_USAGE;
+		goto stop;
+	}
+	if (cfg.db)
+		sb_adds(&db, cfg.db);
+	else
+		svc_system_db(&db);
+	side_file(db.p ? db.p : "", "seekless-service.log", &log);
+	side_file(db.p ? db.p : "", "seekless-service.last", &stamp);
+	sys_mkdir_parents(log.p);
+	g_wlog = win_path(log.p);
+	g_log = g_wlog ? _wfopen(g_wlog, L"a") : NULL;
+	minutes = parse_hhmm(cfg.schedule ? cfg.schedule : CFG_DEFAULT_SCHEDULE);
+	if (minutes < 0) {
+		logf_("schedule '%s' is not HH:MM; not running", cfg.schedule);
+		g_exit = EXIT_USAGE;
+		goto stop;
+	}
+	report_state(SERVICE_RUNNING, 0);
+	logf_("started (pid %ld): config %s, index %s, daily at %02d:%02d", sys_pid(), g_config,
+	      db.p ? db.p : "?", minutes / 60, minutes % 60);
+
+	for (;;) {
+		time_t now = time(NULL), slot = last_slot(minutes, now), next;
+		DWORD ms;
+		int code;
+
+		if (read_stamp(stamp.p) < slot) {
+			logf_("scan starts%s", read_stamp(stamp.p) ? "" : " (no completed run yet)");
+			code = run_scan();
+			logf_("scan ended with exit status %d", code);
+			if (code == EXIT_OK || code == EXIT_FILE_ERRORS)
+				write_stamp(stamp.p, time(NULL));
+			if (WaitForSingleObject(g_stop, 0) == WAIT_OBJECT_0)
+				break;
+			if (code != EXIT_OK && code != EXIT_FILE_ERRORS &&
+			    WaitForSingleObject(g_stop, 15 * 60 * 1000) == WAIT_OBJECT_0)
+				break; /* failed: try again in 15 minutes, not in a loop */
+			continue;
+		}
+		next = slot + 24 * 3600;
+		ms = next > now ? (DWORD)((next - now) * 1000) : 1000;
+		logf_("next scan in %ld min", (long)((next - now) / 60));
+		if (WaitForSingleObject(g_stop, ms) == WAIT_OBJECT_0)
+			break;
+	}
+	logf_("stopped");
+stop:
+	if (g_log)
+		fclose(g_log);
+	free(g_wlog);
+	cfg_free(&cfg);
+	sb_free(&db);
+	sb_free(&log);
+	sb_free(&stamp);
+	g_status.dwWin32ExitCode = g_exit ? ERROR_SERVICE_SPECIFIC_ERROR : NO_ERROR;
+	g_status.dwServiceSpecificExitCode = (DWORD)g_exit;
+	g_status.dwCurrentState = SERVICE_STOPPED;
+	g_status.dwControlsAccepted = 0;
+	g_status.dwCheckPoint = 0;
+	SetServiceStatus(g_handle, &g_status);
+}
+
+int svc_run(const char *config)
+{
+	SERVICE_TABLE_ENTRYW table[] = {{(wchar_t *)SVC_NAME, service_main}, {NULL, NULL}};
+
+	g_config = config;
+	if (!config) {
+		fprintf(stderr, "seekless service run: --config FILE is required\n");
+		return EXIT_USAGE;
+	}
+	if (!StartServiceCtrlDispatcherW(table)) {
+		char why[200];
+		sys_strerror(win_errno(GetLastError()), why, sizeof(why));
+		fprintf(stderr,
+			"seekless service run: not started by the service manager (%s); "
+			"use `seekless scan --scheduled` to scan from a console\n",
+			why);
+		return EXIT_USAGE;
+	}
+	return g_exit;
+}
