@@ -148,3 +148,35 @@ int win_from_path(const wchar_t *w, struct strbuf *out)
 			out->p[i] = '/';
 	return 0;
 }
+
+unsigned long win_volume_of(const char *path, wchar_t *root, wchar_t *dev)
+{
+	const size_t cap = MAX_PATH + 8;
+	wchar_t *wp = win_path(path), guid[MAX_PATH + 8];
+	const wchar_t *r;
+	size_t n;
+
+	dev[0] = 0;
+	if (!wp)
+		return ERROR_NOT_ENOUGH_MEMORY;
+	if (!GetVolumePathNameW(wp, root, (DWORD)cap)) {
+		DWORD e = GetLastError();
+		free(wp);
+		return e;
+	}
+	free(wp);
+	r = root;
+	if (wcsncmp(r, L"\\\\?\\", 4) == 0)
+		r += 4;
+	if (r[0] && r[1] == L':' && (r[2] == L'\\' || r[2] == 0) && (r[2] == 0 || r[3] == 0)) {
+		swprintf(dev, cap, L"\\\\.\\%lc:", r[0]);
+		return 0;
+	}
+	if (GetVolumeNameForVolumeMountPointW(root, guid, (DWORD)cap)) {
+		n = wcslen(guid);
+		if (n > 0 && guid[n - 1] == L'\\')
+			guid[n - 1] = 0; /* the device, not its root folder */
+		swprintf(dev, cap, L"%ls", guid);
+	}
+	return 0;
+}

@@ -46,4 +46,10 @@ wchar_t *win_path(const char *path);
  * \\?\ stripped, '\' -> '/'. */
 int win_from_path(const wchar_t *w, struct strbuf *out);
 
+/* The volume holding path: its root folder (root: "\\?\C:\" or a mount
+ * folder; MAX_PATH + 8 units) and the device name to open it with (dev:
+ * "\\.\C:" or "\\?\Volume{...}", MAX_PATH + 8 units, "" when unknown).
+ * Returns 0 or a Win32 error code. */
+unsigned long win_volume_of(const char *path, wchar_t *root, wchar_t *dev);
+
 #endif

@@ -327,3 +327,45 @@ int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err)
 		*count = (uint64_t)sqlite3_changes(db->h);
 	return rc;
 }
+
+int db_journal_get(struct db *db, const char *volume, uint64_t *journal_id, int64_t *next_usn,
+		   int *found, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int r;
+
+	*found = 0;
+	if (sqlite3_prepare_v2(db->h, "SELECT journal_id, next_usn FROM journals WHERE volume=?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare journal lookup");
+	sqlite3_bind_text(st, 1, volume, -1, SQLITE_STATIC);
+	r = sqlite3_step(st);
+	if (r == SQLITE_ROW) {
+		*journal_id = (uint64_t)sqlite3_column_int64(st, 0);
+		*next_usn = sqlite3_column_int64(st, 1);
+		*found = 1;
+	}
+	sqlite3_finalize(st);
+	if (r != SQLITE_ROW && r != SQLITE_DONE)
+		return DB_FAIL(db->h, err, "journal lookup");
+	return SL_OK;
+}
+
+int db_journal_put(struct db *db, const char *volume, uint64_t journal_id, int64_t next_usn,
+		   struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db->h,
+			       "INSERT INTO journals(volume, journal_id, next_usn, scan)"
+			       " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(volume) DO UPDATE SET"
+			       " journal_id=excluded.journal_id, next_usn=excluded.next_usn,"
+			       " scan=excluded.scan",
+			       -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare journal store");
+	sqlite3_bind_text(st, 1, volume, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 2, (sqlite3_int64)journal_id);
+	sqlite3_bind_int64(st, 3, next_usn);
+	sqlite3_bind_int64(st, 4, db->scan_id);
+	return run(db, st, "journal store", err);
+}

@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "indexer/pipeline.h"
 
-#define DB_SCHEMA_VERSION 4
+#define DB_SCHEMA_VERSION 5
 
 /* Rows per transaction, and the longest a batch stays open. */
 #define DB_BATCH_ROWS 1000
@@ -147,6 +147,14 @@ int64_t db_relink_take(struct db *db, uint64_t size, const char *hash);
 /* After a complete scan: mark the missing records no new file took as
  * deleted; *count says how many. */
 int db_mark_deleted(struct db *db, const struct db_diff *d, uint64_t *count, struct sl_err *err);
+
+/* The change-journal position stored for a volume (journal.h): returns
+ * SL_OK with *found 0 or 1, or SL_E_DB. */
+int db_journal_get(struct db *db, const char *volume, uint64_t *journal_id, int64_t *next_usn,
+		   int *found, struct sl_err *err);
+/* Store it, for the scan in progress. */
+int db_journal_put(struct db *db, const char *volume, uint64_t journal_id, int64_t next_usn,
+		   struct sl_err *err);
 
 /* Delete the records marked deleted more than `days` days ago (0: all). */
 int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err);

@@ -73,6 +73,13 @@ static const char *const migrations[] = {
 	"ALTER TABLE scans ADD COLUMN background INTEGER;"
 	"ALTER TABLE scans ADD COLUMN yield_s REAL;"
 	"ALTER TABLE scans ADD COLUMN unavailable INTEGER;",
+	/* 4 -> 5: where each volume's change journal stood when the last
+	 * complete scan began (Windows, NTFS): a quiet volume is not walked */
+	"CREATE TABLE journals("
+	"  volume TEXT PRIMARY KEY,"
+	"  journal_id INTEGER NOT NULL,"
+	"  next_usn INTEGER NOT NULL,"
+	"  scan INTEGER NOT NULL);",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,

@@ -48,29 +48,6 @@ static void utf8_into(const wchar_t *w, char *out, size_t cap)
 	sb_free(&sb);
 }
 
-/* The device name of the volume mounted at root ("X:\" or a folder). */
-static void volume_device(const wchar_t *root, wchar_t *out, size_t cap)
-{
-	const wchar_t *r = root;
-	wchar_t guid[MAX_PATH];
-	size_t n;
-
-	if (wcsncmp(r, L"\\\\?\\", 4) == 0)
-		r += 4;
-	if (r[0] && r[1] == L':' && (r[2] == L'\\' || r[2] == 0) && r[3] == 0) {
-		swprintf(out, cap, L"\\\\.\\%lc:", r[0]);
-		return;
-	}
-	if (GetVolumeNameForVolumeMountPointW(root, guid, MAX_PATH)) {
-		n = wcslen(guid);
-		if (n > 0 && guid[n - 1] == L'\\')
-			guid[n - 1] = 0; /* the device, not its root directory */
-		swprintf(out, cap, L"%ls", guid);
-		return;
-	}
-	out[0] = 0;
-}
-
 static void probe_disk(HANDLE vol, struct dev_info *out)
 {
 	union {
@@ -116,7 +93,6 @@ static void probe_disk(HANDLE vol, struct dev_info *out)
 int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl_err *err)
 {
 	wchar_t root[MAX_PATH + 8], fs[64], dev[MAX_PATH + 8];
-	wchar_t *wp = hint ? win_path(hint) : NULL;
 	DWORD serial = 0;
 	HANDLE vol;
 
@@ -128,15 +104,11 @@ int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl
 	snprintf(out->how, sizeof(out->how), "volume not found");
 	snprintf(out->fs_id, sizeof(out->fs_id), "serial:%04X-%04X",
 		 (unsigned)(st_dev >> 16) & 0xffff, (unsigned)st_dev & 0xffff);
-	if (!wp || !GetVolumePathNameW(wp, root, MAX_PATH + 8)) {
-		free(wp);
+	if (!hint || win_volume_of(hint, root, dev) != 0)
 		return SL_OK;
-	}
-	free(wp);
 	utf8_into(root, out->mount, sizeof(out->mount));
 	if (GetVolumeInformationW(root, NULL, 0, &serial, NULL, NULL, fs, 64))
 		utf8_into(fs, out->fstype, sizeof(out->fstype));
-	volume_device(root, dev, MAX_PATH + 8);
 	if (!dev[0])
 		return SL_OK;
 	utf8_into(dev, out->source, sizeof(out->source));

@@ -159,3 +159,43 @@ bad:
 	*bad_at = at;
 	return -1;
 }
+
+struct tally_ctx {
+	struct usn_tally *t;
+	const uint64_t *ignore;
+	size_t n;
+};
+
+static int tally_one(const struct usn_rec *r, void *ctx)
+{
+	struct tally_ctx *c = ctx;
+	size_t i;
+
+	c->t->records++;
+	for (i = 0; i < c->n; i++) {
+		if (r->parent_ref[0] == c->ignore[i]) {
+			c->t->ignored++;
+			return 0;
+		}
+	}
+	switch (usn_kind(r->reason)) {
+	case USN_CREATED: c->t->created++; break;
+	case USN_CHANGED: c->t->changed++; break;
+	case USN_RENAMED: c->t->renamed++; break;
+	case USN_DELETED: c->t->deleted++; break;
+	default: c->t->other++; break;
+	}
+	return 0;
+}
+
+int usn_tally(const unsigned char *buf, size_t len, const uint64_t *ignore_dirs, size_t n,
+	      struct usn_tally *t, int64_t *next_usn, size_t *bad_at)
+{
+	struct tally_ctx c = {t, ignore_dirs, n};
+	return usn_parse(buf, len, next_usn, tally_one, &c, bad_at);
+}
+
+int usn_quiet(const struct usn_tally *t)
+{
+	return t->created + t->changed + t->renamed + t->deleted == 0;
+}

@@ -64,6 +64,24 @@ typedef int (*usn_fn)(const struct usn_rec *r, void *ctx);
 int usn_parse(const unsigned char *buf, size_t len, int64_t *next_usn, usn_fn fn, void *ctx,
 	      size_t *bad_at);
 
+/* What a stretch of the journal holds, for deciding whether a volume
+ * changed since the last scan. */
+struct usn_tally {
+	uint64_t created, changed, renamed, deleted; /* records that matter */
+	uint64_t other;   /* attribute, security, stream changes: nothing to re-read */
+	uint64_t ignored; /* records of files in ignored folders (the index's own) */
+	uint64_t records;
+};
+
+/* Count one FSCTL_READ_USN_JOURNAL answer into t; records whose parent
+ * folder's file reference is in ignore_dirs (n of them) count as ignored.
+ * Returns as usn_parse. */
+int usn_tally(const unsigned char *buf, size_t len, const uint64_t *ignore_dirs, size_t n,
+	      struct usn_tally *t, int64_t *next_usn, size_t *bad_at);
+
+/* 1 when t holds no change that matters: the volume can go unwalked. */
+int usn_quiet(const struct usn_tally *t);
+
 /* Append UTF-16LE bytes (n units) as UTF-8; unpaired surrogates become
  * U+FFFD.  Returns 0 or -1 (no memory). */
 int usn_utf16le_to_utf8(const unsigned char *p, size_t n, struct strbuf *out);

@@ -335,6 +335,35 @@ static void test_lock(void)
 	db_close(b);
 }
 
+/* The change-journal positions survive closing and reopening, one per
+ * volume, replaced on update. */
+static void test_journals(void)
+{
+	char path[4096];
+	struct db *db = NULL;
+	struct sl_err e;
+	uint64_t id = 0;
+	int64_t usn = 0;
+	int found = -1;
+
+	snprintf(path, sizeof(path), "%s/journals.db", dir);
+	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
+	CHECK_INT(db_journal_get(db, "serial:1234-ABCD", &id, &usn, &found, &e), SL_OK);
+	CHECK_INT(found, 0);
+	CHECK_INT(db_journal_put(db, "serial:1234-ABCD", 0x01d9f00dcafe0001ull, 4096, &e), SL_OK);
+	CHECK_INT(db_journal_put(db, "serial:0000-0001", 7, 8, &e), SL_OK);
+	CHECK_INT(db_journal_put(db, "serial:1234-ABCD", 0x01d9f00dcafe0001ull, 8192, &e), SL_OK);
+	db_close(db);
+	CHECK_INT(db_open(path, 0, &db, &e), SL_OK);
+	CHECK_INT(db_journal_get(db, "serial:1234-ABCD", &id, &usn, &found, &e), SL_OK);
+	CHECK_INT(found, 1);
+	CHECK(id == 0x01d9f00dcafe0001ull);
+	CHECK_INT(usn, 8192);
+	CHECK_INT(db_journal_get(db, "serial:0000-0001", &id, &usn, &found, &e), SL_OK);
+	CHECK(found == 1 && id == 7 && usn == 8);
+	db_close(db);
+}
+
 static void test_scan_rows(void)
 {
 	char path[4096];
@@ -441,6 +470,7 @@ int main(void)
 	RUN(test_diff);
 	RUN(test_lock);
 	RUN(test_scan_rows);
+	RUN(test_journals);
 	RUN(test_upgrade_from_v1);
 	RUN(test_versions);
 	t_rmtree(dir);

@@ -178,9 +178,47 @@ static void test_malformed(void)
 	CHECK_INT(bad, at);
 }
 
+static void test_tally(void)
+{
+	static const uint16_t a[] = {'a'};
+	unsigned char buf[1024];
+	struct usn_tally t;
+	uint64_t ours = 77; /* the index's folder */
+	int64_t next;
+	size_t at = 8, bad;
+
+	put64(buf, 500);
+	/* the index writing its WAL and lock in its own folder */
+	at = rec(buf, at, 2, 10, ours, 1, USN_R_DATA_EXTEND, 0x20, a, 1);
+	at = rec(buf, at, 2, 11, ours, 2, USN_R_FILE_CREATE, 0x20, a, 1);
+	at = rec(buf, at, 2, 11, ours, 3, USN_R_FILE_DELETE, 0x20, a, 1);
+	/* a photo's attributes touched: nothing to read again */
+	at = rec(buf, at, 2, 12, 5, 4, 0x00008000 /* BASIC_INFO_CHANGE */, 0x20, a, 1);
+	memset(&t, 0, sizeof(t));
+	CHECK_INT(usn_tally(buf, at, &ours, 1, &t, &next, &bad), 0);
+	CHECK_INT(next, 500);
+	CHECK_INT(t.records, 4);
+	CHECK_INT(t.ignored, 3);
+	CHECK_INT(t.other, 1);
+	CHECK(usn_quiet(&t));
+	/* then a photo renamed elsewhere on the volume */
+	at = rec(buf, at, 2, 13, 5, 5, USN_R_RENAME_NEW_NAME, 0x20, a, 1);
+	memset(&t, 0, sizeof(t));
+	CHECK_INT(usn_tally(buf, at, &ours, 1, &t, &next, &bad), 0);
+	CHECK_INT(t.renamed, 1);
+	CHECK(!usn_quiet(&t));
+	/* without the ignore list our own writes are changes too */
+	memset(&t, 0, sizeof(t));
+	CHECK_INT(usn_tally(buf, at, NULL, 0, &t, &next, &bad), 0);
+	CHECK_INT(t.created, 1);
+	CHECK_INT(t.deleted, 1);
+	CHECK_INT(t.changed, 1);
+}
+
 int main(void)
 {
 	RUN(test_records);
+	RUN(test_tally);
 	RUN(test_malformed);
 	return t_done();
 }

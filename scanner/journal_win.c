@@ -1,0 +1,143 @@
+/* journal_win.c - the NTFS change journal (journal.h): FSCTL_QUERY_USN_JOURNAL
+ * and FSCTL_READ_USN_JOURNAL on the volume device, which takes
+ * administrator rights (the service runs as LocalSystem). */
+#include "scanner/journal.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <windows.h>
+#include <winioctl.h>
+
+#include "common/sys.h"
+#include "common/win.h"
+
+#define READ_BUF (64 * 1024)
+
+static int fail(DWORD code, const char *what, char *why, size_t cap)
+{
+	char text[200];
+
+	if (code == ERROR_ACCESS_DENIED) {
+		snprintf(why, cap, "%s: needs administrator rights", what);
+		return EACCES;
+	}
+	if (code == ERROR_JOURNAL_NOT_ACTIVE || code == ERROR_INVALID_FUNCTION ||
+	    code == ERROR_NOT_SUPPORTED || code == ERROR_INVALID_PARAMETER) {
+		snprintf(why, cap, "%s: no active change journal on this volume", what);
+		return ENOSYS;
+	}
+	if (code == ERROR_JOURNAL_ENTRY_DELETED) {
+		snprintf(why, cap, "%s: the journal no longer holds the records since the last scan",
+			 what);
+		return ERANGE;
+	}
+	sys_strerror(win_errno(code), text, sizeof(text));
+	snprintf(why, cap, "%s: %s", what, text);
+	return win_errno(code);
+}
+
+static HANDLE open_volume(const char *path, DWORD *serial, DWORD *e)
+{
+	wchar_t root[MAX_PATH + 8], dev[MAX_PATH + 8];
+	HANDLE h;
+
+	*e = win_volume_of(path, root, dev);
+	if (*e)
+		return INVALID_HANDLE_VALUE;
+	if (!dev[0]) {
+		*e = ERROR_NOT_SUPPORTED;
+		return INVALID_HANDLE_VALUE;
+	}
+	if (!GetVolumeInformationW(root, NULL, 0, serial, NULL, NULL, NULL, 0))
+		*serial = 0;
+	h = CreateFileW(dev, GENERIC_READ, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL, OPEN_EXISTING,
+			0, NULL);
+	*e = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
+	return h;
+}
+
+static int query(HANDLE h, DWORD serial, struct jn_state *now, char *why, size_t cap)
+{
+	USN_JOURNAL_DATA jd;
+	DWORD got = 0;
+
+	if (!DeviceIoControl(h, FSCTL_QUERY_USN_JOURNAL, NULL, 0, &jd, sizeof(jd), &got, NULL))
+		return fail(GetLastError(), "query the change journal", why, cap);
+	if (got < sizeof(jd)) {
+		snprintf(why, cap, "query the change journal: short answer");
+		return EIO;
+	}
+	snprintf(now->volume, sizeof(now->volume), "serial:%04X-%04X",
+		 (unsigned)(serial >> 16) & 0xffff, (unsigned)serial & 0xffff);
+	now->journal_id = jd.UsnJournalID;
+	now->first_usn = jd.FirstUsn;
+	now->next_usn = jd.NextUsn;
+	return 0;
+}
+
+int jn_query(const char *path, struct jn_state *now, char *why, size_t cap)
+{
+	DWORD serial = 0, e;
+	HANDLE h = open_volume(path, &serial, &e);
+	int rc;
+
+	memset(now, 0, sizeof(*now));
+	if (h == INVALID_HANDLE_VALUE)
+		return fail(e, "open the volume", why, cap);
+	rc = query(h, serial, now, why, cap);
+	CloseHandle(h);
+	return rc;
+}
+
+int jn_read(const char *path, const struct jn_state *now, int64_t from,
+	    const uint64_t *ignore_dirs, size_t n, struct usn_tally *t, char *why, size_t cap)
+{
+	READ_USN_JOURNAL_DATA rd;
+	DWORD serial = 0, e;
+	HANDLE h;
+	unsigned char *buf;
+	int rc = 0;
+
+	memset(t, 0, sizeof(*t));
+	if (from < now->first_usn) {
+		snprintf(why, cap, "the journal wrapped: records since the last scan are gone");
+		return ERANGE;
+	}
+	h = open_volume(path, &serial, &e);
+	if (h == INVALID_HANDLE_VALUE)
+		return fail(e, "open the volume", why, cap);
+	buf = malloc(READ_BUF);
+	if (!buf) {
+		CloseHandle(h);
+		snprintf(why, cap, "out of memory");
+		return ENOMEM;
+	}
+	memset(&rd, 0, sizeof(rd));
+	rd.StartUsn = from;
+	rd.ReasonMask = 0xFFFFFFFFu;
+	rd.UsnJournalID = now->journal_id;
+	while (rd.StartUsn < now->next_usn && usn_quiet(t)) {
+		DWORD got = 0;
+		int64_t next = 0;
+		size_t bad = 0;
+
+		if (!DeviceIoControl(h, FSCTL_READ_USN_JOURNAL, &rd, sizeof(rd), buf, READ_BUF, &got,
+				     NULL)) {
+			rc = fail(GetLastError(), "read the change journal", why, cap);
+			break;
+		}
+		if (usn_tally(buf, got, ignore_dirs, n, t, &next, &bad) != 0) {
+			snprintf(why, cap, "read the change journal: malformed record at byte %zu", bad);
+			rc = EIO;
+			break;
+		}
+		if (got <= 8 || next <= rd.StartUsn)
+			break; /* nothing more yet */
+		rd.StartUsn = next;
+	}
+	free(buf);
+	CloseHandle(h);
+	return rc;
+}
