@@ -36,11 +36,11 @@ enum rp_result rp_feed(struct rp_state *s, const unsigned char *buf, size_t len,
 		return RP_BOGUS;
 	for (i = 0; i < n; i++) {
 		const unsigned char *x = buf + RP_HEADER + (size_t)i * RP_EXTENT;
-		int64_t next = le64s(x), lcn = le64s(x + 8);
-		int64_t count = next - vcn;
+		int64_t next = le64s(x), lcn = le64s(x + 8), count;
 
 		if (next <= vcn || lcn < -1)
 			return RP_BOGUS;
+		count = next - vcn; /* both non-negative: no overflow */
 		if (s->extents && next <= s->next_vcn) {
 			vcn = next; /* rounded down to an extent the last answer had */
 			continue;

@@ -96,6 +96,7 @@ static void test_bogus(void)
 	int64_t backwards[] = {8, 10, 4, 20};
 	int64_t badlcn[] = {8, -7};
 	int64_t stuck[] = {8, 10};
+	int64_t huge_back[] = {5, 10, INT64_MIN, 0}; /* found by fuzz_retrieval: overflowed */
 	struct rp_state s;
 
 	rp_init(&s);
@@ -104,6 +105,8 @@ static void test_bogus(void)
 	CHECK_INT(rp_feed(&s, b, answer(b, 0, backwards, 2), 0), RP_BOGUS);
 	rp_init(&s);
 	CHECK_INT(rp_feed(&s, b, answer(b, 0, badlcn, 1), 0), RP_BOGUS);
+	rp_init(&s);
+	CHECK_INT(rp_feed(&s, b, answer(b, 0, huge_back, 2), 0), RP_BOGUS);
 	/* a MORE_DATA answer that does not move forward would loop */
 	rp_init(&s);
 	CHECK_INT(rp_feed(&s, b, answer(b, 0, stuck, 1), 1), RP_MORE);
