@@ -56,6 +56,36 @@ int ftab_add_dir(struct ftab *ft, uint32_t parent, const char *name, size_t len,
 	return SL_OK;
 }
 
+int ftab_add_path(struct ftab *ft, uint32_t root_dir, const char *rel, uint64_t ino,
+		  uint16_t dev, uint32_t *id, struct sl_err *err)
+{
+	const char *slash = strrchr(rel, '/');
+	uint32_t dir = root_dir;
+	size_t i, dlen;
+
+	if (slash) {
+		/* the lists are short (a night's changes): a linear search,
+		 * newest directories first, finds the folder of the last file */
+		dlen = (size_t)(slash - rel);
+		dir = FT_NONE;
+		for (i = ft->ndirs; i-- > 0;) {
+			const char *name = ft->names + ft->dirs[i].name;
+			if (ft->dirs[i].parent == root_dir && strncmp(name, rel, dlen) == 0 &&
+			    name[dlen] == '\0') {
+				dir = (uint32_t)i;
+				break;
+			}
+		}
+		if (dir == FT_NONE) {
+			int rc = ftab_add_dir(ft, root_dir, rel, dlen, &dir, err);
+			if (rc != SL_OK)
+				return rc;
+		}
+		rel = slash + 1;
+	}
+	return ftab_add_file(ft, dir, rel, strlen(rel), ino, dev, id, err);
+}
+
 int ftab_add_file(struct ftab *ft, uint32_t dir, const char *name, size_t len, uint64_t ino,
 		  uint16_t dev, uint32_t *id, struct sl_err *err)
 {

@@ -83,6 +83,14 @@ void ftab_free(struct ftab *ft);
 int ftab_add_dir(struct ftab *ft, uint32_t parent, const char *name, size_t len, uint32_t *id,
 		 struct sl_err *err);
 
+/* Add a file known by its path below a root directory instead of found by a
+ * walk (the change journal's list): rel is "a/b/name.jpg" relative to
+ * root_dir; its folder becomes one directory entry named "a/b" under
+ * root_dir, shared by the files added after it with the same folder.
+ * Returns SL_OK or SL_E_NOMEM. */
+int ftab_add_path(struct ftab *ft, uint32_t root_dir, const char *rel, uint64_t ino,
+		  uint16_t dev, uint32_t *id, struct sl_err *err);
+
 /* Add a regular file found in dir.  Returns SL_OK or SL_E_NOMEM. */
 int ftab_add_file(struct ftab *ft, uint32_t dir, const char *name, size_t len, uint64_t ino,
 		  uint16_t dev, uint32_t *id, struct sl_err *err);

@@ -9,7 +9,10 @@
  * they are.  Any such change, a new journal ID (recreated), or a position
  * the journal no longer holds (it wrapped) means a full walk, so deletions
  * and renames are always found by the walk and the diff (db.h), never
- * taken on faith from the journal.  Implementations: journal_win.c,
+ * taken on faith from the journal.  Between the two: when the only changes
+ * are files created or written (a night's new photos), those files are
+ * looked up by ID and read without walking; nothing is marked deleted, since
+ * the journal shows no deletion.  Implementations: journal_win.c,
  * journal_linux.c. */
 #ifndef SL_JOURNAL_H
 #define SL_JOURNAL_H
@@ -32,11 +35,21 @@ struct jn_state {
  * rights). */
 int jn_query(const char *path, struct jn_state *now, char *why, size_t cap);
 
-/* Tally the records from `from` up to now->next_usn (stopping early at the
- * first change that matters).  ignore_dirs: folder file IDs whose entries
- * do not count.  Returns 0, or an errno value with why filled in (ERANGE:
+/* Tally the records from `from` up to now->next_usn into t (zeroed by the
+ * caller, who may set t->max_ids to collect the files created or written).
+ * Reading stops early once the answer is known: at the first change that
+ * matters when not collecting, else at the first rename, deletion or
+ * overflow.  ignore_dirs: folder file IDs whose entries do not count.  Returns 0, or an errno value with why filled in (ERANGE:
  * records from `from` are gone). */
 int jn_read(const char *path, const struct jn_state *now, int64_t from,
 	    const uint64_t *ignore_dirs, size_t n, struct usn_tally *t, char *why, size_t cap);
+
+/* The current path (seekless's form) of each file ID on the volume holding
+ * `path`, passed to fn with its ID; IDs no longer on the volume are left
+ * out.  fn's non-zero return stops and is returned.  Returns 0, an errno
+ * value with why filled in (also when a file that exists cannot be named:
+ * the caller must then walk instead), or fn's value. */
+int jn_paths(const char *path, const uint64_t *ids, size_t n,
+	     int (*fn)(const char *p, uint64_t id, void *ctx), void *ctx, char *why, size_t cap);
 
 #endif

@@ -26,3 +26,15 @@ int jn_read(const char *path, const struct jn_state *now, int64_t from,
 	snprintf(why, cap, "%s", ""); /* nothing worth a line in every summary */
 	return ENOSYS;
 }
+
+int jn_paths(const char *path, const uint64_t *ids, size_t n,
+	     int (*fn)(const char *p, uint64_t id, void *ctx), void *ctx, char *why, size_t cap)
+{
+	(void)path;
+	(void)ids;
+	(void)n;
+	(void)fn;
+	(void)ctx;
+	snprintf(why, cap, "no change journal on this platform");
+	return ENOSYS;
+}

@@ -100,7 +100,6 @@ int jn_read(const char *path, const struct jn_state *now, int64_t from,
 	unsigned char *buf;
 	int rc = 0;
 
-	memset(t, 0, sizeof(*t));
 	if (from < now->first_usn) {
 		snprintf(why, cap, "the journal wrapped: records since the last scan are gone");
 		return ERANGE;
@@ -118,7 +117,8 @@ int jn_read(const char *path, const struct jn_state *now, int64_t from,
 	rd.StartUsn = from;
 	rd.ReasonMask = 0xFFFFFFFFu;
 	rd.UsnJournalID = now->journal_id;
-	while (rd.StartUsn < now->next_usn && usn_quiet(t)) {
+	while (rd.StartUsn < now->next_usn &&
+	       (t->max_ids ? t->renamed + t->deleted == 0 && !t->overflow : usn_quiet(t))) {
 		DWORD got = 0;
 		int64_t next = 0;
 		size_t bad = 0;
@@ -139,5 +139,67 @@ int jn_read(const char *path, const struct jn_state *now, int64_t from,
 	}
 	free(buf);
 	CloseHandle(h);
+	return rc;
+}
+
+int jn_paths(const char *path, const uint64_t *ids, size_t n,
+	     int (*fn)(const char *p, uint64_t id, void *ctx), void *ctx, char *why, size_t cap)
+{
+	wchar_t root[MAX_PATH + 8], dev[MAX_PATH + 8], *final;
+	struct strbuf sb = STRBUF_INIT;
+	const DWORD fcap = 32768;
+	DWORD e;
+	HANDLE hint;
+	size_t i;
+	int rc = 0;
+
+	e = win_volume_of(path, root, dev);
+	if (e)
+		return fail(e, "find the volume", why, cap);
+	/* any open handle on the volume tells OpenFileById where to look */
+	hint = CreateFileW(root, FILE_READ_ATTRIBUTES,
+			   FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
+			   FILE_FLAG_BACKUP_SEMANTICS, NULL);
+	if (hint == INVALID_HANDLE_VALUE)
+		return fail(GetLastError(), "open the volume's root", why, cap);
+	final = malloc(fcap * sizeof(*final));
+	if (!final) {
+		CloseHandle(hint);
+		snprintf(why, cap, "out of memory");
+		return ENOMEM;
+	}
+	for (i = 0; i < n && rc == 0; i++) {
+		FILE_ID_DESCRIPTOR fd;
+		HANDLE h;
+		DWORD len;
+
+		memset(&fd, 0, sizeof(fd));
+		fd.dwSize = sizeof(fd);
+		fd.Type = FileIdType;
+		fd.FileId.QuadPart = (LONGLONG)ids[i];
+		h = OpenFileById(hint, &fd, FILE_READ_ATTRIBUTES,
+				 FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+				 FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT);
+		if (h == INVALID_HANDLE_VALUE)
+			continue; /* gone again since: nothing to read */
+		len = GetFinalPathNameByHandleW(h, final, fcap, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+		e = GetLastError();
+		CloseHandle(h);
+		if (len == 0 || len >= fcap) {
+			/* it exists but has no name we can use: do not lose it */
+			rc = fail(len ? ERROR_FILENAME_EXCED_RANGE : e, "name a changed file", why, cap);
+			break;
+		}
+		sb_reset(&sb);
+		if (win_from_path(final, &sb) != 0 || sb.oom) {
+			snprintf(why, cap, "out of memory");
+			rc = ENOMEM;
+			break;
+		}
+		rc = fn(sb.p, ids[i], ctx);
+	}
+	free(final);
+	sb_free(&sb);
+	CloseHandle(hint);
 	return rc;
 }

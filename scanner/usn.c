@@ -1,7 +1,10 @@
 /* usn.c - see usn.h. */
 #include "scanner/usn.h"
 
+#include <stdlib.h>
 #include <string.h>
+
+#include "common/strbuf.h"
 
 static uint16_t le16(const unsigned char *p)
 {
@@ -166,6 +169,29 @@ struct tally_ctx {
 	size_t n;
 };
 
+static void collect(struct usn_tally *t, const struct usn_rec *r)
+{
+	size_t i;
+
+	if (!t->max_ids || (r->attrs & USN_ATTR_DIRECTORY))
+		return;
+	/* a file's records come in runs (create, extend, close): compare with
+	 * the last few before adding */
+	for (i = t->nids; i > 0 && i + 8 > t->nids; i--)
+		if (t->ids[i - 1] == r->file_ref[0])
+			return;
+	if (t->nids >= t->max_ids) {
+		t->overflow = 1;
+		return;
+	}
+	if (sl_grow(&t->ids, &t->cap_ids, t->nids + 1, sizeof(*t->ids)) != 0) {
+		t->nomem = 1;
+		t->overflow = 1;
+		return;
+	}
+	t->ids[t->nids++] = r->file_ref[0];
+}
+
 static int tally_one(const struct usn_rec *r, void *ctx)
 {
 	struct tally_ctx *c = ctx;
@@ -179,8 +205,14 @@ static int tally_one(const struct usn_rec *r, void *ctx)
 		}
 	}
 	switch (usn_kind(r->reason)) {
-	case USN_CREATED: c->t->created++; break;
-	case USN_CHANGED: c->t->changed++; break;
+	case USN_CREATED:
+		c->t->created++;
+		collect(c->t, r);
+		break;
+	case USN_CHANGED:
+		c->t->changed++;
+		collect(c->t, r);
+		break;
 	case USN_RENAMED: c->t->renamed++; break;
 	case USN_DELETED: c->t->deleted++; break;
 	default: c->t->other++; break;
@@ -198,4 +230,35 @@ int usn_tally(const unsigned char *buf, size_t len, const uint64_t *ignore_dirs,
 int usn_quiet(const struct usn_tally *t)
 {
 	return t->created + t->changed + t->renamed + t->deleted == 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+	return x < y ? -1 : x > y;
+}
+
+int usn_listable(const struct usn_tally *t)
+{
+	return t->max_ids && !t->overflow && t->renamed == 0 && t->deleted == 0;
+}
+
+void usn_tally_free(struct usn_tally *t)
+{
+	free(t->ids);
+	t->ids = NULL;
+	t->nids = t->cap_ids = 0;
+}
+
+void usn_ids_unique(struct usn_tally *t)
+{
+	size_t i, o = 0;
+
+	if (!t->nids)
+		return;
+	qsort(t->ids, t->nids, sizeof(*t->ids), cmp_u64);
+	for (i = 0; i < t->nids; i++)
+		if (o == 0 || t->ids[o - 1] != t->ids[i])
+			t->ids[o++] = t->ids[i];
+	t->nids = o;
 }

@@ -71,7 +71,24 @@ struct usn_tally {
 	uint64_t other;   /* attribute, security, stream changes: nothing to re-read */
 	uint64_t ignored; /* records of files in ignored folders (the index's own) */
 	uint64_t records;
+	/* With max_ids > 0: the file references of files (not folders)
+	 * created or written, each once, up to max_ids (then overflow). */
+	size_t max_ids;
+	uint64_t *ids;
+	size_t nids, cap_ids;
+	int overflow;
+	int nomem;
 };
+
+/* Whether the changes tallied can be applied from the journal's list
+ * alone (ids): only files created or written, no rename, no deletion, not
+ * too many.  Renames and deletions need the walk to be found. */
+int usn_listable(const struct usn_tally *t);
+
+void usn_tally_free(struct usn_tally *t);
+
+/* Sort the collected ids and drop repeats. */
+void usn_ids_unique(struct usn_tally *t);
 
 /* Count one FSCTL_READ_USN_JOURNAL answer into t; records whose parent
  * folder's file reference is in ignore_dirs (n of them) count as ignored.

@@ -8,8 +8,8 @@
 #include "common/sys.h"
 #include "db/db.h"
 #include "indexer/pipeline.h"
-#include "scanner/journal.h"
 #include "tools/cli.h"
+#include "tools/scanjn.h"
 
 static const char help[] =
 	"usage: seekless scan [--db PATH] [--order ORDER] [--jobs N] [--progress|--quiet]\n"
@@ -55,135 +55,6 @@ static const char help[] =
 
 #define MAX_SHOWN_ERRORS 10
 
-/* One volume's change journal, as found before the walk (journal.h). */
-struct jvol {
-	struct jn_state now;
-	int skip; /* quiet since the last complete scan: its roots not walked */
-};
-
-/* Roots on volumes whose change journal shows nothing since the last
- * complete scan are taken out of p->roots (not walked; the diff then
- * leaves their records alone).  What was decided, volume by volume, goes
- * to report.  Nothing here is fatal: without a journal, roots are walked. */
-static int journal_pass(struct db *db, struct prep *p, const char *dbpath, int full,
-			struct jvol **vols, size_t *nvols, struct strbuf *report,
-			struct sl_err *err)
-{
-	struct strbuf dir = STRBUF_INIT;
-	uint64_t ignore[1], dev;
-	size_t nignore = 0, cap = 0, i, v, kept;
-	long *on = NULL; /* each root's volume in *vols, -1 for none */
-	char *slash;
-	char why[256];
-	int rc = SL_OK;
-
-	*vols = NULL;
-	*nvols = 0;
-	if (!p->nroots)
-		return SL_OK;
-	/* our own writes (index, WAL, lock, service log) are not changes */
-	sb_adds(&dir, dbpath);
-	slash = dir.p ? strrchr(dir.p, '/') : NULL;
-	if (!slash && dir.p)
-		slash = strrchr(dir.p, '\\');
-	if (slash) {
-		sb_truncate(&dir, (size_t)(slash - dir.p) + (slash == dir.p));
-		if (sys_file_id(dir.p, &dev, &ignore[0]) == 0)
-			nignore = 1;
-	}
-	sb_free(&dir);
-
-	on = malloc(p->nroots * sizeof(*on));
-	if (!on)
-		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
-	for (i = 0; i < p->nroots; i++) {
-		struct jn_state now;
-		int e = jn_query(p->roots[i], &now, why, sizeof(why));
-		on[i] = -1;
-		if (e) {
-			if (why[0])
-				sb_addf(report, "  journal     %s: %s; walked\n", p->roots[i], why);
-			continue;
-		}
-		for (v = 0; v < *nvols; v++)
-			if (strcmp((*vols)[v].now.volume, now.volume) == 0)
-				break;
-		if (v == *nvols) {
-			if (sl_grow(vols, &cap, *nvols + 1, sizeof(**vols)) != 0) {
-				free(on);
-				return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
-			}
-			memset(&(*vols)[v], 0, sizeof(**vols));
-			(*vols)[v].now = now;
-			(*nvols)++;
-		}
-		on[i] = (long)v;
-	}
-	for (v = 0; v < *nvols && rc == SL_OK; v++) {
-		struct jvol *j = &(*vols)[v];
-		struct usn_tally t;
-		uint64_t id;
-		int64_t from;
-		int found, e;
-
-		rc = db_journal_get(db, j->now.volume, &id, &from, &found, err);
-		if (rc != SL_OK)
-			break;
-		if (full) {
-			sb_addf(report, "  journal     %s: --full; walked\n", j->now.volume);
-			continue;
-		}
-		if (!found) {
-			sb_addf(report, "  journal     %s: no complete scan recorded its position yet; "
-				"walked\n", j->now.volume);
-			continue;
-		}
-		if (id != j->now.journal_id) {
-			sb_addf(report, "  journal     %s: recreated since the last scan; walked\n",
-				j->now.volume);
-			continue;
-		}
-		for (i = 0; on[i] != (long)v; i++)
-			; /* a root on it, to open the volume by */
-		e = jn_read(p->roots[i], &j->now, from, ignore, nignore, &t, why, sizeof(why));
-		if (e) {
-			sb_addf(report, "  journal     %s: %s; walked\n", j->now.volume, why);
-		} else if (!usn_quiet(&t)) {
-			sb_addf(report, "  journal     %s: changed since the last scan (%" PRIu64
-				" created, %" PRIu64 " written, %" PRIu64 " renamed, %" PRIu64
-				" deleted before it stopped counting); walked\n", j->now.volume,
-				t.created, t.changed, t.renamed, t.deleted);
-		} else {
-			j->skip = 1;
-			sb_addf(report, "  journal     %s: no change since the last scan (%" PRIu64
-				" records, %" PRIu64 " of them the index's own): not walked\n",
-				j->now.volume, t.records, t.ignored);
-		}
-	}
-	/* take the quiet volumes' roots out */
-	for (i = 0, kept = 0; i < p->nroots; i++) {
-		if (on[i] >= 0 && (*vols)[on[i]].skip)
-			free(p->roots[i]);
-		else
-			p->roots[kept++] = p->roots[i];
-	}
-	p->nroots = kept;
-	free(on);
-	return rc;
-}
-
-/* After a complete scan: where each journal stood when it began, so the
- * next scan reads only what came after. */
-static void journal_store(struct db *db, const struct jvol *vols, size_t n)
-{
-	struct sl_err e;
-	size_t v;
-
-	for (v = 0; v < n; v++)
-		if (db_journal_put(db, vols[v].now.volume, vols[v].now.journal_id,
-				   vols[v].now.next_usn, &e) != SL_OK)
-			cli_error("scan", &e);
-}
 
 struct scan_ctx {
 	struct db *db;
@@ -359,9 +230,7 @@ int cmd_scan(int argc, char **argv)
 	struct db *db = NULL;
 	struct db_scan_end end;
 	struct db_diff diff;
-	struct jvol *jvols = NULL;
-	size_t njvols = 0;
-	struct strbuf jreport = STRBUF_INIT;
+	struct scanjn jn;
 	uint64_t seed = 0, mem = 0, marked = 0;
 	int order = -1, cross_fs = -1, have_seed = 0, marked_skipped = 0, full = 0, phash = -1;
 	int background = -1, scheduled = 0, c, rc, i;
@@ -376,6 +245,7 @@ int cmd_scan(int argc, char **argv)
 	memset(&end, 0, sizeof(end));
 	memset(&diff, 0, sizeof(diff));
 	cfg_init(&cfg);
+	sj_init(&jn);
 	extra = calloc((size_t)argc + 1, sizeof(*extra));
 	if (!extra)
 		return EXIT_FATAL;
@@ -490,8 +360,10 @@ int cmd_scan(int argc, char **argv)
 	}
 	sc.db = db;
 
-	rc = journal_pass(db, &p, dbpath.p, full, &jvols, &njvols, &jreport, &e);
-	if (rc == SL_OK)
+	rc = sj_decide(&jn, db, &p, dbpath.p, full, &e);
+	if (rc == SL_OK && jn.listed)
+		rc = sj_list(&jn, &p, &ex, &e);
+	if (rc == SL_OK && !jn.listed)
 		rc = cli_walk(&p, cross_fs, &ex, dbpath.p, &cancel, &e);
 	if (rc == SL_OK) {
 		/* stat everything, diff with the index, then ask for the extent
@@ -502,6 +374,8 @@ int cmd_scan(int argc, char **argv)
 			rc = db_map_fs(db, p.devs, p.ft.ndevs, &e);
 		if (rc == SL_OK && !full)
 			rc = db_diff(db, &p.ft, p.roots, p.nroots, &diff, &e);
+		if (rc == SL_OK && jn.listed)
+			diff.nmissing = 0; /* the journal shows no deletion */
 		if (rc == SL_OK)
 			rc = locate_extents(&p.ft, &p.ls, &cancel, &e);
 		p.locate_s = sys_now() - t;
@@ -533,7 +407,7 @@ int cmd_scan(int argc, char **argv)
 			rc = db_mark_deleted(db, &diff, &marked, &e);
 	}
 	if (rc == SL_OK)
-		journal_store(db, jvols, njvols);
+		sj_store(&jn, db);
 	status = rc == SL_OK ? (st.errors ? "errors" : "ok")
 			     : rc == SL_E_CANCELLED ? "interrupted" : "failed";
 	if (rc != SL_OK)
@@ -573,16 +447,15 @@ int cmd_scan(int argc, char **argv)
 	if (!sc.quiet && rc != SL_E_USAGE)
 		print_summary(&p, &pl, &st, &sc, &diff, dbpath.p, db->scan_id, marked, db->relinked,
 			      marked_skipped, end.wall_s, status, background ? bg_how : NULL, full);
-	if (!sc.quiet && jreport.len)
-		fputs(jreport.p, stdout);
+	if (!sc.quiet && jn.report.len)
+		fputs(jn.report.p, stdout);
 	if (sc.quiet && sc.nerrors)
 		for (i = 0; (uint64_t)i < sc.nerrors && i < MAX_SHOWN_ERRORS; i++)
 			if (sc.shown[i])
 				fprintf(stderr, "seekless scan: %s\n", sc.shown[i]);
 	for (i = 0; i < MAX_SHOWN_ERRORS; i++)
 		free(sc.shown[i]);
-	free(jvols);
-	sb_free(&jreport);
+	sj_free(&jn);
 	px_stats_free(&st);
 	plan_free(&pl);
 	db_diff_free(&diff);

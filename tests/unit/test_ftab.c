@@ -104,9 +104,38 @@ static void test_placement(void)
 	CHECK(sizeof(struct ft_file) <= 56);
 }
 
+/* Files known by path (the change journal's list) share their folder's
+ * entry and come out with the same full paths a walk would give. */
+static void test_add_path(void)
+{
+	static const char *const rel[] = {"a/b/x.jpg", "a/b/y.jpg", "z.jpg", "a/c/w.jpg",
+					  "a/b/deeper/v.jpg"};
+	struct strbuf sb = STRBUF_INIT;
+	struct ftab ft;
+	uint32_t root, id;
+	size_t i;
+
+	ftab_init(&ft);
+	CHECK_INT(ftab_add_dir(&ft, FT_NONE, "D:/Photos", 9, &root, NULL), SL_OK);
+	for (i = 0; i < 5; i++) {
+		CHECK_INT(ftab_add_path(&ft, root, rel[i], 100 + i, 0, &id, NULL), SL_OK);
+		CHECK_INT(id, i);
+		CHECK_INT(ft.files[id].ino, 100 + i);
+		sb_reset(&sb);
+		CHECK_INT(ftab_path(&ft, id, &sb), 0);
+		CHECK(strncmp(sb.p, "D:/Photos/", 10) == 0 && strcmp(sb.p + 10, rel[i]) == 0);
+	}
+	CHECK_INT(ft.ndirs, 4); /* the root, a/b, a/c, a/b/deeper */
+	CHECK_INT(ft.files[0].dir, ft.files[1].dir);
+	CHECK_INT(ft.files[2].dir, root);
+	sb_free(&sb);
+	ftab_free(&ft);
+}
+
 int main(void)
 {
 	RUN(test_paths);
+	RUN(test_add_path);
 	RUN(test_deep);
 	RUN(test_seen);
 	RUN(test_placement);

@@ -215,9 +215,60 @@ static void test_tally(void)
 	CHECK_INT(t.changed, 1);
 }
 
+static void test_collect(void)
+{
+	static const uint16_t a[] = {'a'};
+	unsigned char buf[2048];
+	struct usn_tally t;
+	int64_t next;
+	size_t at = 8, bad;
+
+	put64(buf, 900);
+	/* a new folder with two new photos, one photo edited in place */
+	at = rec(buf, at, 2, 50, 5, 1, USN_R_FILE_CREATE, USN_ATTR_DIRECTORY, a, 1);
+	at = rec(buf, at, 2, 51, 50, 2, USN_R_FILE_CREATE, 0x20, a, 1);
+	at = rec(buf, at, 2, 51, 50, 3, USN_R_FILE_CREATE | USN_R_DATA_EXTEND, 0x20, a, 1);
+	at = rec(buf, at, 2, 51, 50, 4, USN_R_FILE_CREATE | USN_R_DATA_EXTEND | USN_R_CLOSE, 0x20,
+		 a, 1);
+	at = rec(buf, at, 2, 52, 50, 5, USN_R_FILE_CREATE, 0x20, a, 1);
+	at = rec(buf, at, 2, 12, 5, 6, USN_R_DATA_OVERWRITE, 0x20, a, 1);
+	at = rec(buf, at, 2, 51, 50, 7, USN_R_DATA_EXTEND, 0x20, a, 1); /* again, later */
+	memset(&t, 0, sizeof(t));
+	t.max_ids = 10;
+	CHECK_INT(usn_tally(buf, at, NULL, 0, &t, &next, &bad), 0);
+	CHECK(usn_listable(&t));
+	CHECK(!usn_quiet(&t));
+	usn_ids_unique(&t);
+	CHECK_INT(t.nids, 3); /* 12, 51, 52: not the folder, each once */
+	CHECK(t.nids == 3 && t.ids[0] == 12 && t.ids[1] == 51 && t.ids[2] == 52);
+	usn_tally_free(&t);
+
+	/* too many to list */
+	memset(&t, 0, sizeof(t));
+	t.max_ids = 2;
+	CHECK_INT(usn_tally(buf, at, NULL, 0, &t, &next, &bad), 0);
+	CHECK(t.overflow);
+	CHECK(!usn_listable(&t));
+	usn_tally_free(&t);
+
+	/* a deletion or a rename: the walk must find out what happened */
+	at = rec(buf, at, 2, 52, 50, 8, USN_R_RENAME_OLD_NAME, 0x20, a, 1);
+	memset(&t, 0, sizeof(t));
+	t.max_ids = 10;
+	CHECK_INT(usn_tally(buf, at, NULL, 0, &t, &next, &bad), 0);
+	CHECK(!usn_listable(&t));
+	usn_tally_free(&t);
+
+	/* not asked to collect: never listable */
+	memset(&t, 0, sizeof(t));
+	CHECK_INT(usn_tally(buf, 8 + 2 * 64, NULL, 0, &t, &next, &bad), 0);
+	CHECK(!usn_listable(&t) && t.nids == 0);
+}
+
 int main(void)
 {
 	RUN(test_records);
+	RUN(test_collect);
 	RUN(test_tally);
 	RUN(test_malformed);
 	return t_done();
