@@ -163,4 +163,30 @@ with tempdir("svc", base="/dev/shm") as work:
     check("units: not installed" in out and "last scans:" in out and "#1 " in out,
           "status: " + out)
 
+    # install --root/--at/--db write the configuration file (created here,
+    # comments and other settings of an existing one kept), then the units
+    fresh = os.path.join(work, "fresh.conf")
+    d4 = os.path.join(work, "units4")
+    rc, out, err = run("service", "install", "--system", "--config", fresh, "--dest", d4,
+                       "--root", a, "--root", b, "--at", "05:45", "--db",
+                       os.path.join(work, "f.db"), check_rc=0)
+    with open(fresh) as f:
+        text = f.read()
+    check("root = %s\nroot = %s\n" % (a, b) in text and "schedule = 05:45" in text
+          and "db = %s" % os.path.join(work, "f.db") in text, "config written: " + text)
+    with open(os.path.join(d4, "seekless.timer")) as f:
+        check("OnCalendar=*-*-* 05:45:00" in f.read(), "the timer takes --at")
+    run("service", "install", "--system", "--config", fresh, "--dest", d4, "--at", "06:00",
+        check_rc=0)
+    with open(fresh) as f:
+        text2 = f.read()
+    check("schedule = 06:00" in text2 and "05:45" not in text2 and text2.count("root = ") == 2
+          and text2.startswith("# seekless configuration"),
+          "a second install replaces only what it names: " + text2)
+    rc, out, err = run("service", "status", "--system", "--config", fresh, "--root", a)
+    check(rc == 2 and "go with install" in err, "--root is for install only: %d %s" % (rc, err))
+    rc, out, err = run("service", "install", "--system", "--config", fresh, "--dest", d4,
+                       "--root", os.path.join(work, "nope"))
+    check(rc == 2 and "not found" in err, "a root that is not there: %d %s" % (rc, err))
+
 done()
