@@ -484,6 +484,8 @@ void sys_utf8_args(int *argc, char ***argv)
 	wchar_t **w;
 	int n, i;
 
+	/* what we print is UTF-8 too (paths, names) */
+	SetConsoleOutputCP(CP_UTF8);
 	w = CommandLineToArgvW(GetCommandLineW(), &n);
 	if (!w)
 		return;

@@ -79,5 +79,15 @@ con.close()
 
 rc, out, err = seekless("export", "--db", winpath(db))
 check(rc == 0 and out.count("\n") >= 43, "export works")
+
+# an index kept inside the tree it indexes leaves itself out (by file ID)
+inner = os.path.join(tree, "index-inside.db")
+rc, out, err = seekless("scan", "--db", winpath(inner), winpath(tree))
+check(rc in (0, 1), "scan with the index inside: %d %s" % (rc, err))
+con = sqlite3.connect(inner)
+own = con.execute("SELECT count(*) FROM files WHERE path LIKE '%index-inside%'").fetchone()[0]
+total = con.execute("SELECT count(*) FROM files").fetchone()[0]
+con.close()
+check(own == 0 and total == 43, "the index is not in itself: %d own, %d files" % (own, total))
 shutil.rmtree(base)
 done()
