@@ -180,3 +180,34 @@ unsigned long win_volume_of(const char *path, wchar_t *root, wchar_t *dev)
 	}
 	return 0;
 }
+
+int win_stat_handle(void *handle, struct win_stat *st, const char **what)
+{
+	BY_HANDLE_FILE_INFORMATION bi;
+	HANDLE h = handle;
+	int64_t t;
+
+	if (!GetFileInformationByHandle(h, &bi))
+		return win_errno(GetLastError());
+	if (bi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY) {
+		*what = "open: no longer a regular file";
+		return -1;
+	}
+	if (bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) {
+		FILE_ATTRIBUTE_TAG_INFO tag;
+		if (GetFileInformationByHandleEx(h, FileAttributeTagInfo, &tag, sizeof(tag)) &&
+		    (tag.ReparseTag == IO_REPARSE_TAG_SYMLINK ||
+		     tag.ReparseTag == IO_REPARSE_TAG_MOUNT_POINT)) {
+			*what = "open: replaced by a symbolic link";
+			return -1;
+		}
+	}
+	st->dev = bi.dwVolumeSerialNumber;
+	st->ino = ((uint64_t)bi.nFileIndexHigh << 32) | bi.nFileIndexLow;
+	st->size = ((uint64_t)bi.nFileSizeHigh << 32) | bi.nFileSizeLow;
+	/* 100 ns units since 1601 -> ns since 1970 */
+	t = (int64_t)(((uint64_t)bi.ftLastWriteTime.dwHighDateTime << 32) |
+		      bi.ftLastWriteTime.dwLowDateTime);
+	st->mtime_ns = (t - 116444736000000000LL) * 100;
+	return 0;
+}

@@ -13,6 +13,7 @@
 #define SL_WIN_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include <wchar.h>
 
 #include "common/strbuf.h"
@@ -45,6 +46,20 @@ wchar_t *win_path(const char *path);
 /* A Win32 path as FindFirstFileExW/GetFullPathNameW give it -> our form:
  * \\?\ stripped, '\' -> '/'. */
 int win_from_path(const wchar_t *w, struct strbuf *out);
+
+/* What the readers and the locate pass want of an open file. */
+struct win_stat {
+	uint64_t dev;     /* volume serial number */
+	uint64_t ino;     /* file ID (NTFS: MFT reference) */
+	uint64_t size;
+	int64_t mtime_ns; /* since 1970 */
+};
+
+/* Stat an open handle as a regular file.  Returns 0; ENOTDIR-like
+ * refusals as -1 with *what set to the message for the file's record
+ * ("open: no longer a regular file", "open: replaced by a symbolic
+ * link"); or a positive sys value (win_errno). */
+int win_stat_handle(void *handle, struct win_stat *st, const char **what);
 
 /* The volume holding path: its root folder (root: "\\?\C:\" or a mount
  * folder; MAX_PATH + 8 units) and the device name to open it with (dev:

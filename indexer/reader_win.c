@@ -39,33 +39,20 @@ static HANDLE open_read(const wchar_t *w, DWORD access, DWORD *e)
 	return h;
 }
 
-static int64_t filetime_ns(FILETIME ft)
-{
-	int64_t t = (int64_t)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime);
-	return (t - 116444736000000000LL) * 100;
-}
-
 static int info_of(HANDLE h, struct rd_info *info, struct sl_err *err)
 {
-	BY_HANDLE_FILE_INFORMATION bi;
+	struct win_stat st;
+	const char *what = NULL;
+	int e = win_stat_handle(h, &st, &what);
 
-	if (!GetFileInformationByHandle(h, &bi)) {
-		int e = win_errno(GetLastError());
+	if (e < 0)
+		return SL_FAIL(err, SL_E_IO, 0, "%s", what);
+	if (e > 0)
 		return SL_FAIL(err, sl_errno_class(e), e, "stat");
-	}
-	if (bi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)
-		return SL_FAIL(err, SL_E_IO, 0, "open: no longer a regular file");
-	if (bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) {
-		FILE_ATTRIBUTE_TAG_INFO tag;
-		if (GetFileInformationByHandleEx(h, FileAttributeTagInfo, &tag, sizeof(tag)) &&
-		    (tag.ReparseTag == IO_REPARSE_TAG_SYMLINK ||
-		     tag.ReparseTag == IO_REPARSE_TAG_MOUNT_POINT))
-			return SL_FAIL(err, SL_E_IO, 0, "open: replaced by a symbolic link");
-	}
-	info->dev = bi.dwVolumeSerialNumber;
-	info->ino = ((uint64_t)bi.nFileIndexHigh << 32) | bi.nFileIndexLow;
-	info->size = ((uint64_t)bi.nFileSizeHigh << 32) | bi.nFileSizeLow;
-	info->mtime_ns = filetime_ns(bi.ftLastWriteTime);
+	info->dev = st.dev;
+	info->ino = st.ino;
+	info->size = st.size;
+	info->mtime_ns = st.mtime_ns;
 	return SL_OK;
 }
 

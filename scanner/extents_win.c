@@ -123,13 +123,6 @@ static void map_extents(HANDLE h, const wchar_t *wpath, DWORD serial, struct ext
 	r->phys = (uint64_t)s.first_lcn * cluster;
 }
 
-static int64_t filetime_ns(FILETIME ft)
-{
-	/* 100 ns units since 1601 -> ns since 1970 */
-	int64_t t = (int64_t)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime);
-	return (t - 116444736000000000LL) * 100;
-}
-
 /* Open without following a reparse point; access 0 is enough for the
  * identity and for the retrieval pointers. */
 static int open_file(const char *path, HANDLE *h, wchar_t **wp, struct sl_err *err)
@@ -150,68 +143,51 @@ static int open_file(const char *path, HANDLE *h, wchar_t **wp, struct sl_err *e
 	return SL_FAIL(err, sl_errno_class(win_errno(e)), win_errno(e), "open");
 }
 
-static int fill_stat(HANDLE h, struct ext_result *r, DWORD *serial, struct sl_err *err)
+static int fill_stat(HANDLE h, struct ext_result *r, struct sl_err *err)
 {
-	BY_HANDLE_FILE_INFORMATION bi;
+	struct win_stat st;
+	const char *what = NULL;
+	int e = win_stat_handle(h, &st, &what);
 
-	if (!GetFileInformationByHandle(h, &bi)) {
-		int e = win_errno(GetLastError());
+	if (e < 0)
+		return SL_FAIL(err, SL_E_IO, 0, "%s", what);
+	if (e > 0)
 		return SL_FAIL(err, sl_errno_class(e), e, "stat");
-	}
-	if (bi.dwFileAttributes & FILE_ATTRIBUTE_DIRECTORY)
-		return SL_FAIL(err, SL_E_IO, 0, "open: no longer a regular file");
-	if (bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) {
-		FILE_ATTRIBUTE_TAG_INFO tag;
-		if (GetFileInformationByHandleEx(h, FileAttributeTagInfo, &tag, sizeof(tag)) &&
-		    (tag.ReparseTag == IO_REPARSE_TAG_SYMLINK ||
-		     tag.ReparseTag == IO_REPARSE_TAG_MOUNT_POINT))
-			return SL_FAIL(err, SL_E_IO, 0, "open: replaced by a symbolic link");
-	}
-	r->dev = bi.dwVolumeSerialNumber;
-	r->ino = ((uint64_t)bi.nFileIndexHigh << 32) | bi.nFileIndexLow;
-	r->size = ((uint64_t)bi.nFileSizeHigh << 32) | bi.nFileSizeLow;
-	r->mtime_ns = filetime_ns(bi.ftLastWriteTime);
+	r->dev = st.dev;
+	r->ino = st.ino;
+	r->size = st.size;
+	r->mtime_ns = st.mtime_ns;
 	r->flags = FT_STATED;
-	*serial = bi.dwVolumeSerialNumber;
 	return SL_OK;
+}
+
+/* ext_stat and ext_locate: map < 0 only stats. */
+static int locate(const char *path, int map, struct ext_result *r, struct sl_err *err)
+{
+	wchar_t *wp;
+	HANDLE h;
+	int rc;
+
+	memset(r, 0, sizeof(*r));
+	rc = open_file(path, &h, &wp, err);
+	if (rc != SL_OK)
+		return rc;
+	rc = fill_stat(h, r, err);
+	if (rc == SL_OK && map > 0)
+		map_extents(h, wp, (DWORD)r->dev, r);
+	else if (rc == SL_OK && map == 0)
+		r->flags |= FT_NOEXT;
+	CloseHandle(h);
+	free(wp);
+	return rc;
 }
 
 int ext_stat(const char *path, struct ext_result *r, struct sl_err *err)
 {
-	DWORD serial;
-	wchar_t *wp;
-	HANDLE h;
-	int rc;
-
-	memset(r, 0, sizeof(*r));
-	rc = open_file(path, &h, &wp, err);
-	if (rc != SL_OK)
-		return rc;
-	rc = fill_stat(h, r, &serial, err);
-	CloseHandle(h);
-	free(wp);
-	return rc;
+	return locate(path, -1, r, err);
 }
 
 int ext_locate(const char *path, int query, struct ext_result *r, struct sl_err *err)
 {
-	DWORD serial;
-	wchar_t *wp;
-	HANDLE h;
-	int rc;
-
-	memset(r, 0, sizeof(*r));
-	rc = open_file(path, &h, &wp, err);
-	if (rc != SL_OK)
-		return rc;
-	rc = fill_stat(h, r, &serial, err);
-	if (rc == SL_OK) {
-		if (query)
-			map_extents(h, wp, serial, r);
-		else
-			r->flags |= FT_NOEXT;
-	}
-	CloseHandle(h);
-	free(wp);
-	return rc;
+	return locate(path, query != 0, r, err);
 }

@@ -59,6 +59,16 @@ struct walk_stats {
 int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 	      struct walk_stats *st, struct sl_err *err);
 
+/* For walk_linux.c and walk_win.c (walk.c): record directory `dir` as a
+ * failed entry carrying "op: <error text of sys>" (or just op when sys is
+ * 0), counted in st->dir_errors; msg is scratch.  Returns SL_OK or
+ * SL_E_NOMEM. */
+int walk_dir_error(struct ftab *ft, struct walk_stats *st, uint32_t dir, const char *op, int sys,
+		   struct strbuf *msg, struct sl_err *err);
+
+/* Whether (dev, ino) is one of o->skip (ino 0: unknown, never skipped). */
+int walk_skipped(const struct walk_opts *o, uint64_t dev, uint64_t ino);
+
 /* Canonical absolute form of a root as the user named it (symbolic links in
  * the root path itself are resolved).  Returns SL_OK or SL_E_IO. */
 int walk_canonical(const char *root, struct strbuf *out, struct sl_err *err);

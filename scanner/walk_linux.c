@@ -29,38 +29,10 @@ struct pending {
 	uint32_t name; /* offset of its name in the arena */
 };
 
-static int skipped(const struct walk_opts *o, uint64_t dev, uint64_t ino)
-{
-	size_t i;
-	for (i = 0; i < o->nskip; i++)
-		if (o->skip[i].dev == dev && o->skip[i].ino == ino)
-			return 1;
-	return 0;
-}
-
 static int record_dir_error(struct walker *w, uint32_t dir, const char *op, int sys,
 			    struct sl_err *err)
 {
-	uint32_t id;
-	uint16_t dev = 0;
-	char why[160];
-	int rc;
-
-	rc = ftab_add_file(w->ft, dir, "", 0, 0, dev, &id, err);
-	if (rc != SL_OK)
-		return rc;
-	w->ft->files[id].flags |= FT_DIR;
-	sb_reset(&w->msg);
-	if (sys) {
-		sys_strerror(sys, why, sizeof(why));
-		sb_addf(&w->msg, "%s: %s", op, why);
-	} else {
-		sb_addf(&w->msg, "%s", op);
-	}
-	if (w->msg.oom)
-		return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
-	w->st->dir_errors++;
-	return ftab_fail(w->ft, id, w->msg.p, err);
+	return walk_dir_error(w->ft, w->st, dir, op, sys, &w->msg, err);
 }
 
 static int walk_dir(struct walker *w, int fd, uint32_t dir, uint64_t dev, uint16_t devidx,
@@ -196,7 +168,7 @@ static int walk_dir(struct walker *w, int fd, uint32_t dir, uint64_t dev, uint16
 				w->st->excl_files++;
 			else
 				w->st->excl_dirs++;
-		} else if (type == DT_REG && skipped(w->o, dev, (uint64_t)de->d_ino)) {
+		} else if (type == DT_REG && walk_skipped(w->o, dev, (uint64_t)de->d_ino)) {
 			w->st->excluded++;
 		} else if (type == DT_REG) {
 			rc = ftab_add_file(w->ft, dir, name, len, (uint64_t)de->d_ino, devidx, NULL,

@@ -63,34 +63,7 @@ struct entry {
 static int record_dir_error(struct walker *w, uint32_t dir, const char *op, int sys,
 			    struct sl_err *err)
 {
-	uint32_t id;
-	char why[160];
-	int rc;
-
-	rc = ftab_add_file(w->ft, dir, "", 0, 0, 0, &id, err);
-	if (rc != SL_OK)
-		return rc;
-	w->ft->files[id].flags |= FT_DIR;
-	sb_reset(&w->msg);
-	if (sys) {
-		sys_strerror(sys, why, sizeof(why));
-		sb_addf(&w->msg, "%s: %s", op, why);
-	} else {
-		sb_addf(&w->msg, "%s", op);
-	}
-	if (w->msg.oom)
-		return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
-	w->st->dir_errors++;
-	return ftab_fail(w->ft, id, w->msg.p, err);
-}
-
-static int skipped(const struct walk_opts *o, uint64_t dev, uint64_t ino)
-{
-	size_t i;
-	for (i = 0; ino && i < o->nskip; i++)
-		if (o->skip[i].dev == dev && o->skip[i].ino == ino)
-			return 1;
-	return 0;
+	return walk_dir_error(w->ft, w->st, dir, op, sys, &w->msg, err);
 }
 
 static int excluded(struct walker *w, const char *name)
@@ -165,7 +138,7 @@ static int take(struct walker *w, const struct entry *en, uint32_t dir, uint64_t
 	}
 	if (!is_dir) {
 		int rc;
-		if (skipped(w->o, dev, en->id)) {
+		if (walk_skipped(w->o, dev, en->id)) {
 			w->st->excluded++;
 			return SL_OK;
 		}
