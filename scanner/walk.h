@@ -66,6 +66,11 @@ int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 int walk_dir_error(struct ftab *ft, struct walk_stats *st, uint32_t dir, const char *op, int sys,
 		   struct strbuf *msg, struct sl_err *err);
 
+/* For tests: list directories with the fallback API where there is one
+ * (Windows: FindFirstFileExW instead of FileIdBothDirectoryInfo); no
+ * effect elsewhere. */
+void walk_force_fallback(int on);
+
 /* Whether (dev, ino) is one of o->skip (ino 0: unknown, never skipped). */
 int walk_skipped(const struct walk_opts *o, uint64_t dev, uint64_t ino);
 

@@ -6,7 +6,8 @@
  * left out by identity without opening anything.  Where that class is not
  * supported (some network redirectors) FindFirstFileExW with
  * FindExInfoBasic and FIND_FIRST_EX_LARGE_FETCH lists it instead; file IDs
- * then come from the stat pass.
+ * then come from the stat pass (and an index kept inside such a tree is not
+ * recognised by ID: keep it elsewhere, or exclude it by pattern).
  *
  * Reparse points are never followed: symbolic links and junctions (and
  * volume mount points, which are junctions) count as symlinks, so the walk
@@ -34,6 +35,13 @@
 #endif
 
 #define LIST_BUF (64 * 1024)
+
+static int force_find; /* walk_force_fallback */
+
+void walk_force_fallback(int on)
+{
+	force_find = on;
+}
 
 struct walker {
 	struct ftab *ft;
@@ -295,7 +303,7 @@ static int walk_dir(struct walker *w, HANDLE h, uint32_t dir, uint64_t dev, uint
 		return SL_FAIL(err, SL_E_CANCELLED, 0, "interrupted during the walk");
 	}
 	w->st->dirs++;
-	rc = list_ids(w, h, dir, dev, devidx, &subs, &nsubs, &cap, err);
+	rc = force_find ? -1 : list_ids(w, h, dir, dev, devidx, &subs, &nsubs, &cap, err);
 	CloseHandle(h);
 	if (rc == -1)
 		rc = list_find(w, dir, dev, devidx, &subs, &nsubs, &cap, err);

@@ -125,6 +125,34 @@ static void test_walk_and_locate(void)
 	snprintf(path, sizeof(path), "%s/missing.jpg", dir);
 	CHECK_INT(ext_stat(path, &r, &e), SL_E_IO);
 	CHECK(strstr(e.msg, "No such file") != NULL);
+	/* the fallback listing (FindFirstFileExW) finds the same files, without
+	 * IDs until the stat pass */
+	{
+		struct ftab f2;
+		struct walk_stats s2 = {0};
+		size_t i;
+		int same = 1;
+		ftab_init(&f2);
+		walk_force_fallback(1);
+		CHECK_INT(walk_root(&f2, dir, &o, &s2, &e), SL_OK);
+		walk_force_fallback(0);
+		CHECK_INT(s2.files, st.files);
+		CHECK_INT(f2.nfiles, ft.nfiles);
+		for (i = 0; i < ft.nfiles && i < f2.nfiles; i++) {
+			struct strbuf x = STRBUF_INIT, y = STRBUF_INIT;
+			uint32_t k;
+			ftab_path(&f2, (uint32_t)i, &y);
+			sb_adds(&x, y.p + strlen(dir));
+			if (!has_file(&ft, x.p, &k))
+				same = 0;
+			if (f2.files[i].ino != 0)
+				same = 0;
+			sb_free(&x);
+			sb_free(&y);
+		}
+		CHECK(same);
+		ftab_free(&f2);
+	}
 	/* a walk of a single file */
 	ftab_free(&ft);
 	ftab_init(&ft);
