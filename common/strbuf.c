@@ -109,6 +109,37 @@ static size_t utf8_seq(const unsigned char *s, size_t n)
 	return len;
 }
 
+int sl_utf8_valid(const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, l;
+
+	while (i < n) {
+		if (!(l = utf8_seq(s + i, n - i)))
+			return 0;
+		i += l;
+	}
+	return 1;
+}
+
+int sb_add_utf8_lossy(struct strbuf *sb, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+	size_t i = 0, l;
+
+	while (i < n) {
+		l = utf8_seq(s + i, n - i);
+		if (l) {
+			sb_add(sb, s + i, l);
+			i += l;
+		} else {
+			sb_add(sb, "\xef\xbf\xbd", 3);
+			i++;
+		}
+	}
+	return sb->oom ? -1 : 0;
+}
+
 int sb_add_json(struct strbuf *sb, const char *str, size_t n)
 {
 	const unsigned char *s = (const unsigned char *)str;

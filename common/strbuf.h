@@ -29,6 +29,14 @@ int sb_addf(struct strbuf *sb, const char *fmt, ...) SL_PRINTF(2, 3);
  * valid UTF-8 are written as \u00XX escapes of their Latin-1 reading so the
  * output is always valid JSON. */
 int sb_add_json(struct strbuf *sb, const char *s, size_t n);
+
+/* Whether s[0..n) is valid UTF-8 (no overlongs, surrogates or values past
+ * U+10FFFF). */
+int sl_utf8_valid(const char *s, size_t n);
+
+/* Append s with every byte that is not part of valid UTF-8 replaced by
+ * U+FFFD, so the result is always valid UTF-8.  Returns 0 or -1. */
+int sb_add_utf8_lossy(struct strbuf *sb, const char *s, size_t n);
 void sb_reset(struct strbuf *sb);
 /* Shorten to len bytes (no-op when already shorter). */
 void sb_truncate(struct strbuf *sb, size_t len);

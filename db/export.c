@@ -1,7 +1,15 @@
 /* export.c - one record per live file, as JSON lines or CSV.
  *
  * JSON objects are built by SQLite's json_object, so quoting and number
- * formatting follow one implementation; CSV follows RFC 4180. */
+ * formatting follow one implementation; CSV follows RFC 4180.
+ *
+ * Paths are stored as the bytes the file system gave, which need not be
+ * UTF-8 (Linux names are bytes).  JSON must be UTF-8, so in JSON every text
+ * goes through sl_text() (bad bytes become U+FFFD), and a record whose path
+ * is not valid UTF-8 also carries "path_hex": its exact bytes, so nothing is
+ * lost.  CSV has no encoding of its own: it carries the bytes as they are
+ * (quoted when they hold separators or newlines). */
+#include <stdlib.h>
 #include <string.h>
 
 #include "common/strbuf.h"
@@ -106,25 +114,63 @@ static void csv_field(FILE *out, const unsigned char *s, int n)
 /* The statement text, from the tables above only (no caller input). */
 static int build_sql(int format, size_t ncols, struct strbuf *sql)
 {
-	int csv = (format & DB_CSV) != 0;
+	int csv = (format & DB_CSV) != 0, files = !(format & DB_SCANS);
 	size_t i;
 
-	sb_adds(sql, csv ? "SELECT " : "SELECT json_object(");
+	sb_adds(sql, csv ? "SELECT " : files ? "SELECT json_patch(json_object(" : "SELECT json_object(");
 	for (i = 0; i < ncols; i++) {
 		const struct col *c = col_at(format, i);
 		if (i)
 			sb_addc(sql, ',');
 		if (csv)
 			sb_adds(sql, c->expr);
-		else
-			sb_addf(sql, "'%s',%s", c->key, c->expr);
+		else /* sl_text: numbers pass through, text becomes valid UTF-8 */
+			sb_addf(sql, "'%s',sl_text(%s)", c->key, c->expr);
 	}
-	sb_adds(sql, csv ? "" : ")");
+	if (!csv && files)
+		sb_adds(sql, "), CASE WHEN sl_utf8(path) THEN '{}'"
+			     " ELSE json_object('path_hex', lower(hex(path))) END)");
+	else if (!csv)
+		sb_adds(sql, ")");
 	if (format & DB_SCANS)
 		sb_adds(sql, " FROM scans ORDER BY id");
 	else
 		sb_adds(sql, " FROM files WHERE deleted_at IS NULL ORDER BY path");
 	return sql->oom ? -1 : 0;
+}
+
+/* sl_text(x): text made valid UTF-8; anything else unchanged. */
+static void fn_text(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const char *s;
+	int n;
+
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) != SQLITE_TEXT) {
+		sqlite3_result_value(ctx, argv[0]);
+		return;
+	}
+	s = (const char *)sqlite3_value_text(argv[0]);
+	n = sqlite3_value_bytes(argv[0]);
+	if (!s || sl_utf8_valid(s, (size_t)n)) {
+		sqlite3_result_value(ctx, argv[0]);
+	} else {
+		struct strbuf sb = STRBUF_INIT;
+		if (sb_add_utf8_lossy(&sb, s, (size_t)n) != 0) {
+			sb_free(&sb);
+			sqlite3_result_error_nomem(ctx);
+			return;
+		}
+		sqlite3_result_text(ctx, sb.p, (int)sb.len, free);
+	}
+}
+
+/* sl_utf8(x): 1 when x is NULL or valid UTF-8 text. */
+static void fn_utf8(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const char *s = (const char *)sqlite3_value_text(argv[0]);
+	(void)argc;
+	sqlite3_result_int(ctx, !s || sl_utf8_valid(s, (size_t)sqlite3_value_bytes(argv[0])));
 }
 
 int db_export(struct db *db, FILE *out, int format, struct sl_err *err)
@@ -139,6 +185,13 @@ int db_export(struct db *db, FILE *out, int format, struct sl_err *err)
 	if (build_sql(format, ncols, &sql) != 0) {
 		sb_free(&sql);
 		return SL_FAIL(err, SL_E_NOMEM, 0, "export: out of memory");
+	}
+	if (sqlite3_create_function(db->h, "sl_text", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				    fn_text, NULL, NULL) != SQLITE_OK ||
+	    sqlite3_create_function(db->h, "sl_utf8", 1, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				    fn_utf8, NULL, NULL) != SQLITE_OK) {
+		sb_free(&sql);
+		return DB_FAIL(db->h, err, "export functions");
 	}
 	rc = sqlite3_prepare_v2(db->h, sql.p, -1, &st, NULL);
 	sb_free(&sql);
