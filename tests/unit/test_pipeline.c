@@ -23,6 +23,8 @@ struct got {
 	char error[384];
 	int read;
 	char format[16];
+	char warnings[256];
+	uint64_t ino;
 };
 
 struct sink_state {
@@ -46,6 +48,8 @@ static int sink(void *ctx, const struct px_record *r, struct sl_err *err)
 	snprintf(g->error, sizeof(g->error), "%s", r->error);
 	g->read = r->read;
 	snprintf(g->format, sizeof(g->format), "%s", r->meta.format);
+	snprintf(g->warnings, sizeof(g->warnings), "%s", r->meta.warnings);
+	g->ino = r->ino;
 	return SL_OK;
 }
 
@@ -194,6 +198,55 @@ static void test_full_run(void)
 	fx_free(&x);
 }
 
+/* Files that change between the plan and the read: each record describes
+ * the file as it was read (size, hash, identity), and a replaced file says
+ * so. */
+static void test_changed_before_read(void)
+{
+	struct fixture x;
+	char grow[4096], shrink[4096], repl[4096], tmp[4096], ref[33];
+	unsigned char *d;
+	const struct got *g;
+	uint64_t old_ino = 0;
+	size_t i;
+
+	snprintf(grow, sizeof(grow), "%s/grows.bin", dir);
+	snprintf(shrink, sizeof(shrink), "%s/shrinks.bin", dir);
+	snprintf(repl, sizeof(repl), "%s/replaced.bin", dir);
+	snprintf(tmp, sizeof(tmp), "%s/replaced.tmp", dir);
+	d = t_bytes(200000, 5);
+	t_write(grow, d, 1000);
+	t_write(shrink, d, 200000);
+	t_write(repl, d, 5000);
+	fx_setup(&x);
+	for (i = 0; i < x.ft.nfiles; i++)
+		if (strcmp(ftab_str(&x.ft, x.ft.files[i].name), "replaced.bin") == 0)
+			old_ino = x.ft.files[i].ino;
+	/* between plan and read */
+	t_write(grow, d, 150000);
+	t_write(shrink, d, 10);
+	t_write(tmp, d + 7, 6000); /* a new file in the old one's place */
+	t_unlink(repl);             /* (Windows' rename does not replace) */
+	CHECK_INT(rename(tmp, repl), 0);
+	x.o.jobs = 2;
+	CHECK_INT(fx_run(&x), SL_OK);
+	g = find(&x.s, "/grows.bin");
+	ref_hash(grow, ref);
+	CHECK(g && g->size == 150000 && g->read && strcmp(g->hash, ref) == 0);
+	g = find(&x.s, "/shrinks.bin");
+	ref_hash(shrink, ref);
+	CHECK(g && g->size == 10 && g->read && strcmp(g->hash, ref) == 0);
+	g = find(&x.s, "/replaced.bin");
+	ref_hash(repl, ref);
+	CHECK(g && g->size == 6000 && strcmp(g->hash, ref) == 0 && g->err_code == SL_OK);
+	CHECK(g && g->ino != old_ino && strstr(g->warnings, "replaced since the walk") != NULL);
+	t_unlink(grow);
+	t_unlink(shrink);
+	t_unlink(repl);
+	free(d);
+	fx_free(&x);
+}
+
 static atomic_int reads;
 
 static void count_reads(void *ctx, size_t pos, double t0, double t1, uint64_t bytes)
@@ -280,6 +333,7 @@ int main(void)
 {
 	build();
 	RUN(test_full_run);
+	RUN(test_changed_before_read);
 	RUN(test_faults);
 	RUN(test_failed_entries);
 	t_rmtree(dir);
