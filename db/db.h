@@ -156,6 +156,14 @@ int db_journal_get(struct db *db, const char *volume, uint64_t *journal_id, int6
 int db_journal_put(struct db *db, const char *volume, uint64_t journal_id, int64_t next_usn,
 		   struct sl_err *err);
 
+/* Fault injection for tests (fault.c): after `after` more successful
+ * writes to database files, writes, truncates and syncs fail as a failing
+ * disk (DB_FAULT_IOERR) or a full one (DB_FAULT_FULL) would make them,
+ * until DB_FAULT_NONE.  Affects connections opened after the first call.
+ * Not for production use. */
+enum db_fault { DB_FAULT_NONE, DB_FAULT_IOERR, DB_FAULT_FULL };
+void db_inject(enum db_fault kind, int after);
+
 /* Delete the records marked deleted more than `days` days ago (0: all). */
 int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err);
 

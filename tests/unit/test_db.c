@@ -364,6 +364,76 @@ static void test_journals(void)
 	db_close(db);
 }
 
+/* A disk that fails (EIO) or fills up (ENOSPC) under the index: the
+ * failing commit says so (the full disk with what to do), committed rows
+ * survive, the file passes its integrity check, and once the disk is good
+ * again the same scan can go on. */
+static void write_fault(enum db_fault kind, const char *name, const char *want)
+{
+	char path[4096], p[64];
+	const char *roots[] = {"/f"};
+	struct db *db = NULL;
+	struct px_record r;
+	struct sl_err e;
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	int i, rc = SL_OK, count = -1, ok = 0;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	db_inject(DB_FAULT_NONE, 0);
+	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
+	CHECK_INT(db_scan_begin(db, "scan", "auto", roots, 1, 1, &e), SL_OK);
+	for (i = 0; i < 50; i++) {
+		snprintf(p, sizeof(p), "/f/%03d.jpg", i);
+		record(&r, p, 1);
+		CHECK_INT(db_put(db, &r, &e), SL_OK);
+	}
+	CHECK_INT(db_commit(db, &e), SL_OK);
+	db_inject(kind, 3); /* a few more pages, then the disk fails */
+	for (i = 50; i < 5000 && rc == SL_OK; i++) {
+		snprintf(p, sizeof(p), "/f/%03d.jpg", i);
+		record(&r, p, 1);
+		rc = db_put(db, &r, &e);
+	}
+	if (rc == SL_OK)
+		rc = db_commit(db, &e);
+	CHECK_INT(rc, SL_E_DB);
+	CHECK(strstr(e.msg, want) != NULL);
+	if (!strstr(e.msg, want))
+		fprintf(stderr, "  message: %s\n", e.msg);
+	db_close(db);
+	db_inject(DB_FAULT_NONE, 0);
+
+	CHECK(sqlite3_open(path, &h) == SQLITE_OK);
+	if (sqlite3_prepare_v2(h, "PRAGMA integrity_check", -1, &st, NULL) == SQLITE_OK) {
+		ok = sqlite3_step(st) == SQLITE_ROW &&
+		     strcmp((const char *)sqlite3_column_text(st, 0), "ok") == 0;
+		sqlite3_finalize(st);
+	}
+	if (sqlite3_prepare_v2(h, "SELECT count(*) FROM files", -1, &st, NULL) == SQLITE_OK) {
+		if (sqlite3_step(st) == SQLITE_ROW)
+			count = sqlite3_column_int(st, 0);
+		sqlite3_finalize(st);
+	}
+	sqlite3_close(h);
+	CHECK(ok);
+	CHECK(count >= 50 && count < 5000);
+
+	/* the disk is fine again: the next run writes */
+	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
+	CHECK_INT(db_scan_begin(db, "scan", "auto", roots, 1, 1, &e), SL_OK);
+	record(&r, "/f/after.jpg", 1);
+	CHECK_INT(db_put(db, &r, &e), SL_OK);
+	CHECK_INT(db_commit(db, &e), SL_OK);
+	db_close(db);
+}
+
+static void test_write_faults(void)
+{
+	write_fault(DB_FAULT_IOERR, "eio.db", "disk I/O error");
+	write_fault(DB_FAULT_FULL, "full.db", "free space on the database's disk");
+}
+
 static void test_scan_rows(void)
 {
 	char path[4096];
@@ -471,6 +541,7 @@ int main(void)
 	RUN(test_lock);
 	RUN(test_scan_rows);
 	RUN(test_journals);
+	RUN(test_write_faults);
 	RUN(test_upgrade_from_v1);
 	RUN(test_versions);
 	t_rmtree(dir);
