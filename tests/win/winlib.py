@@ -50,6 +50,6 @@ def tmpdir(tag):
     return tempfile.mkdtemp(prefix="seekless-win-%s-" % tag)
 
 
-def corpus(dest, files, seed=1):
-    subprocess.run([MKCORPUS, "--files", str(files), "--median", "40k", "--seed", str(seed),
+def corpus(dest, files, seed=1, median="40k"):
+    subprocess.run([MKCORPUS, "--files", str(files), "--median", median, "--seed", str(seed),
                     "--no-sync", dest], check=True, capture_output=True)
