@@ -95,6 +95,18 @@ int sys_is_admin(void);
  * the first errno value. */
 int sys_background(char *how, size_t cap);
 
+/* Confine this process for the rest of its life: read (not write) below
+ * each of read_only[0..n) and the system's own files (libraries,
+ * configuration, /proc, /sys, /dev), read and write below write_dir, and
+ * nothing else (Linux: Landlock; what the kernel's Landlock ABI cannot
+ * restrict stays allowed).  For the service's scans: a parser bug meeting
+ * a hostile file then cannot write anything but the index (SQLite's
+ * temporary files are sent to write_dir too).  how gets what
+ * took effect, or why nothing did.  Returns 0, or an errno value (ENOSYS:
+ * no such mechanism here or in this kernel). */
+int sys_sandbox(const char *const *read_only, size_t n, const char *write_dir, char *how,
+		size_t cap);
+
 /* Bytes this process made the kernel transfer to or from storage (reads
  * that missed the page cache, including read-ahead it triggered; writes
  * it dirtied).  Returns 0, or an errno value (ENOSYS where unknown). */

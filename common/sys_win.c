@@ -503,3 +503,15 @@ void sys_utf8_args(int *argc, char ***argv)
 	*argc = n;
 	*argv = args;
 }
+
+int sys_sandbox(const char *const *read_only, size_t n, const char *write_dir, char *how,
+		size_t cap)
+{
+	(void)read_only;
+	(void)n;
+	(void)write_dir;
+	/* A restricted token or AppContainer would need the roots' ACLs to
+	 * grant it access; not done (docs/windows.md). */
+	snprintf(how, cap, "no sandbox on Windows");
+	return ENOSYS;
+}

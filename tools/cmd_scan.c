@@ -55,6 +55,28 @@ static const char help[] =
 
 #define MAX_SHOWN_ERRORS 10
 
+/* The service's scans run confined (sys_sandbox): the roots read-only, the
+ * index's folder read-write, nothing else.  Not having a sandbox is said,
+ * not fatal. */
+static void confine(const struct prep *p, const char *dbpath, char *how, size_t cap)
+{
+	struct strbuf dir = STRBUF_INIT;
+	const char *a, *b, *slash;
+
+	a = strrchr(dbpath, '/');
+	b = strrchr(dbpath, '\\');
+	slash = a > b ? a : b;
+	if (slash)
+		sb_add(&dir, dbpath, (size_t)(slash - dbpath) + (slash == dbpath));
+	else
+		sb_adds(&dir, ".");
+	if (!dir.oom && sys_mkdir_parents(dbpath) == 0)
+		sys_sandbox((const char *const *)p->roots, p->nroots, dir.p, how, cap);
+	else
+		snprintf(how, cap, "no sandbox: the index's folder cannot be created");
+	sb_free(&dir);
+}
+
 
 struct scan_ctx {
 	struct db *db;
@@ -231,6 +253,7 @@ int cmd_scan(int argc, char **argv)
 	struct db_scan_end end;
 	struct db_diff diff;
 	struct scanjn jn;
+	char sandbox_how[400] = "";
 	uint64_t seed = 0, mem = 0, marked = 0;
 	int order = -1, cross_fs = -1, have_seed = 0, marked_skipped = 0, full = 0, phash = -1;
 	int background = -1, scheduled = 0, c, rc, i;
@@ -342,6 +365,8 @@ int cmd_scan(int argc, char **argv)
 		po.background = 1;
 	}
 
+	if (scheduled)
+		confine(&p, dbpath.p, sandbox_how, sizeof(sandbox_how));
 	rc = db_open(dbpath.p, 1, &db, &e);
 	if (rc == SL_OK)
 		rc = db_lock(db, &e);
@@ -449,6 +474,8 @@ int cmd_scan(int argc, char **argv)
 			      marked_skipped, end.wall_s, status, background ? bg_how : NULL, full);
 	if (!sc.quiet && jn.report.len)
 		fputs(jn.report.p, stdout);
+	if (!sc.quiet && sandbox_how[0])
+		printf("  sandbox     %s\n", sandbox_how);
 	if (sc.quiet && sc.nerrors)
 		for (i = 0; (uint64_t)i < sc.nerrors && i < MAX_SHOWN_ERRORS; i++)
 			if (sc.shown[i])

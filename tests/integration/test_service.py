@@ -58,6 +58,10 @@ with tempdir("svc", base="/dev/shm") as work:
     env = dict(os.environ, XDG_CONFIG_HOME=xdg)
     rc, out, err = run("scan", "--scheduled", env=env, check_rc=0)
     check(re.search(r"index\s+%d unchanged" % len(want), out), "user's config found: " + out)
+    # the service's scans run confined: roots read-only, the index's folder
+    # read-write (test_sandbox checks that it holds)
+    check(re.search(r"sandbox\s+Landlock ABI \d+: read-only 2 roots and system files, "
+                    r"read-write %s only" % re.escape(work), out), "sandboxed: " + out[-300:])
     check("background: I/O class idle" in out, "--scheduled runs in the background: " + out)
     check(db_rows(db, "SELECT command, background FROM scans ORDER BY id DESC LIMIT 1")
           == [("scheduled", 1)], "recorded as scheduled, background")
