@@ -60,7 +60,7 @@ void rd_close(struct rd_file *f, int keep_cache);
  * described, once.  RD_FAULT_NONE clears.  Not for production use. */
 enum rd_op { RD_OP_OPEN, RD_OP_READ };
 enum rd_fault { RD_FAULT_NONE, RD_FAULT_EIO, RD_FAULT_EINTR, RD_FAULT_SHORT, RD_FAULT_EMFILE,
-		RD_FAULT_EACCES };
+		RD_FAULT_EACCES, RD_FAULT_ENOMEM };
 void rd_inject(enum rd_op op, enum rd_fault fault, int skip);
 /* For reader_*.c: the fault to simulate now for op, or RD_FAULT_NONE. */
 int rd_take_fault(enum rd_op op);

@@ -29,6 +29,7 @@ static int sys_open(const char *path, int flags)
 {
 	switch (rd_take_fault(RD_OP_OPEN)) {
 	case RD_FAULT_EMFILE: errno = EMFILE; return -1;
+	case RD_FAULT_ENOMEM: errno = ENOMEM; return -1;
 	case RD_FAULT_EACCES: errno = EACCES; return -1;
 	case RD_FAULT_EIO: errno = EIO; return -1;
 	case RD_FAULT_EINTR: errno = EINTR; return -1;

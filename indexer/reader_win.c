@@ -29,6 +29,7 @@ static HANDLE open_read(const wchar_t *w, DWORD access, DWORD *e)
 
 	switch (rd_take_fault(RD_OP_OPEN)) {
 	case RD_FAULT_EMFILE: *e = ERROR_TOO_MANY_OPEN_FILES; return INVALID_HANDLE_VALUE;
+	case RD_FAULT_ENOMEM: *e = ERROR_NOT_ENOUGH_MEMORY; return INVALID_HANDLE_VALUE;
 	case RD_FAULT_EACCES: *e = ERROR_ACCESS_DENIED; return INVALID_HANDLE_VALUE;
 	case RD_FAULT_EIO: *e = ERROR_READ_FAULT; return INVALID_HANDLE_VALUE;
 	default: break;

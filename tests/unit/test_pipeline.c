@@ -281,6 +281,12 @@ static void test_faults(void)
 	CHECK(strstr(x.e.msg, "Too many open files") != NULL);
 	CHECK(x.s.n < NSMALL + 4);
 
+	/* the kernel out of memory: the same clean stop, saying so */
+	rd_inject(RD_OP_OPEN, RD_FAULT_ENOMEM, 2);
+	CHECK_INT(fx_run(&x), SL_E_RESOURCE);
+	CHECK(strstr(x.e.msg, strerror(ENOMEM)) != NULL);
+	CHECK(x.s.n < NSMALL + 4);
+
 	/* the sink fails (a full database): stop, report the sink's error */
 	x.s.fail_after = 10;
 	CHECK_INT(fx_run(&x), SL_E_DB);
