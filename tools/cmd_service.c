@@ -14,6 +14,7 @@ static const char help[] =
 	"usage: seekless service install|uninstall|status [--user|--system]\n"
 	"                        [--config FILE] [--dest DIR]\n"
 	"                        [--root DIR]... [--at HH:MM] [--db FILE]\n"
+	"                        [--run-as USER]\n"
 	"\n"
 	"install    write the units for a nightly `seekless scan --scheduled` and\n"
 	"           enable them (Linux: a systemd service and timer with\n"
@@ -37,6 +38,9 @@ static const char help[] =
 	"                 file; repeat for several\n"
 	"  --at HH:MM     (install) set the daily time in the configuration file\n"
 	"  --db FILE      (install) set the index in the configuration file\n"
+	"  --run-as USER  (install, system) run the scans as this account instead of\n"
+	"                 root; it must be able to read the roots, and is given the\n"
+	"                 index's folder\n"
 	"\n"
 	"Windows: one system-wide service, 'seekless', run as LocalSystem; install\n"
 	"from an elevated prompt.  Configuration %ProgramData%\\seekless\\seekless.conf,\n"
@@ -77,6 +81,7 @@ int cmd_service(int argc, char **argv)
 		{"root", required_argument, NULL, 'r'},
 		{"at", required_argument, NULL, 'a'},
 		{"db", required_argument, NULL, 'd'},
+		{"run-as", required_argument, NULL, 'R'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -102,6 +107,7 @@ int cmd_service(int argc, char **argv)
 		case 'D': so.dest = optarg; break;
 		case 'a': at = optarg; break;
 		case 'd': set_db = optarg; break;
+		case 'R': so.run_as = optarg; break;
 		case 'r':
 			if (sl_grow(&roots, &cap_roots, nroots + 1, sizeof(*roots)) != 0) {
 				cli_usage_error("service", "out of memory");

@@ -5,6 +5,7 @@
 #include "tools/service.h"
 
 #include <errno.h>
+#include <pwd.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -180,6 +181,11 @@ int svc_units(const struct svc_opts *o, struct strbuf *service, struct strbuf *t
 		"# goes on from there.  1: finished, some files unreadable (recorded).\n"
 		"TimeoutStopSec=2min\n"
 		"SuccessExitStatus=1 4\n");
+	if (!o->user && o->run_as) {
+		sb_adds(service, "# An unprivileged account: it must be able to read the roots.\nUser=");
+		unit_word(service, o->run_as);
+		sb_addc(service, '\n');
+	}
 	if (!o->user) {
 		/* the index's directory is the only place it writes */
 		slash = o->db ? strrchr(o->db, '/') : NULL;
@@ -295,11 +301,47 @@ static const char *scope(const struct svc_opts *o)
 	return o->user ? "systemctl --user" : "systemctl";
 }
 
+/* The account the system service runs as owns the index's folder and what
+ * is in it, so the scans can write there without root. */
+static int give_index(const struct svc_opts *o, struct passwd *pw, struct strbuf *report,
+		      struct sl_err *err)
+{
+	static const char *const suffixes[] = {"", "-wal", "-shm", ".lock"};
+	struct strbuf p = STRBUF_INIT;
+	const char *slash = o->db ? strrchr(o->db, '/') : NULL;
+	size_t i;
+	int rc = SL_OK;
+
+	if (!slash || slash == o->db)
+		return SL_OK;
+	sb_add(&p, o->db, (size_t)(slash - o->db));
+	if (!p.oom && chown(p.p, pw->pw_uid, pw->pw_gid) != 0 && errno != ENOENT)
+		rc = SL_FAIL(err, SL_E_IO, errno, "give %s to %s", p.p, pw->pw_name);
+	for (i = 0; rc == SL_OK && i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		sb_reset(&p);
+		sb_addf(&p, "%s%s", o->db, suffixes[i]);
+		if (!p.oom && chown(p.p, pw->pw_uid, pw->pw_gid) != 0 && errno != ENOENT)
+			rc = SL_FAIL(err, SL_E_IO, errno, "give %s to %s", p.p, pw->pw_name);
+	}
+	if (rc == SL_OK)
+		sb_addf(report, "the index's folder now belongs to %s\n", pw->pw_name);
+	sb_free(&p);
+	return rc;
+}
+
 int svc_install(const struct svc_opts *o, struct strbuf *report, struct sl_err *err)
 {
 	struct strbuf dir = STRBUF_INIT, svc = STRBUF_INIT, tmr = STRBUF_INIT, out = STRBUF_INIT;
+	struct passwd *pw = NULL;
 	int rc, e;
 
+	if (o->run_as) {
+		if (o->user)
+			return SL_FAIL(err, SL_E_USAGE, 0, "--run-as is for the system's service");
+		pw = getpwnam(o->run_as);
+		if (!pw)
+			return SL_FAIL(err, SL_E_USAGE, 0, "no account named '%s'", o->run_as);
+	}
 	rc = svc_units(o, &svc, &tmr, err);
 	if (rc == SL_OK)
 		rc = unit_dir(o, &dir, err);
@@ -318,6 +360,8 @@ int svc_install(const struct svc_opts *o, struct strbuf *report, struct sl_err *
 		goto out;
 	sb_addf(report, "units: %s/%s.service, %s.timer\n", dir.p, UNIT, UNIT);
 	if (o->dest)
+		goto out;
+	if (pw && (rc = give_index(o, pw, report, err)) != SL_OK)
 		goto out;
 	if (systemctl(o, "daemon-reload", NULL, NULL, &out) != 0 ||
 	    (sb_reset(&out), systemctl(o, "enable", "--now", UNIT ".timer", &out)) != 0) {

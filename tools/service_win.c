@@ -102,6 +102,10 @@ static int check_scope(const struct svc_opts *o, struct sl_err *err)
 		return SL_FAIL(err, SL_E_USAGE, 0,
 			       "Windows services are system-wide: run this from an elevated "
 			       "prompt, without --user");
+	if (o->run_as)
+		return SL_FAIL(err, SL_E_USAGE, 0,
+			       "--run-as: the Windows service runs as LocalSystem (see "
+			       "docs/windows.md)");
 	return SL_OK;
 }
 

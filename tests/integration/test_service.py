@@ -193,4 +193,33 @@ with tempdir("svc", base="/dev/shm") as work:
                        "--root", os.path.join(work, "nope"))
     check(rc == 2 and "not found" in err, "a root that is not there: %d %s" % (rc, err))
 
+    # --run-as: the system service without root (the account is given the
+    # index's folder at a live install; here only the units are written)
+    acct = "seekless-t%d" % os.getpid()
+    made = subprocess.run(["useradd", "--system", "--no-create-home", acct],
+                          capture_output=True).returncode == 0
+    if made:
+        try:
+            d5 = os.path.join(work, "units5")
+            run("service", "install", "--system", "--config", fresh, "--dest", d5, "--run-as",
+                acct, check_rc=0)
+            with open(os.path.join(d5, "seekless.service")) as f:
+                unit = f.read()
+            check("\nUser=%s\n" % acct in unit and "ProtectSystem=strict" in unit,
+                  "the unit runs as the account, still sandboxed")
+            v = subprocess.run(["systemd-analyze", "verify", os.path.join(d5, "seekless.service")],
+                               capture_output=True, text=True)
+            check(v.returncode == 0 and "seekless.service" not in v.stderr,
+                  "the unit verifies: " + v.stderr[-300:])
+        finally:
+            subprocess.run(["userdel", acct], capture_output=True)
+    else:
+        check(os.geteuid() != 0, "useradd works as root")
+    rc, out, err = run("service", "install", "--system", "--config", fresh, "--dest", d4,
+                       "--run-as", "no-such-account-here")
+    check(rc == 2 and "no account named" in err, "an unknown account: %d %s" % (rc, err))
+    rc, out, err = run("service", "install", "--user", "--config", fresh, "--dest", d4,
+                       "--run-as", "root")
+    check(rc == 2 and "system's service" in err, "--run-as with --user: %d %s" % (rc, err))
+
 done()
