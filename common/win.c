@@ -1,6 +1,8 @@
 /* win.c - see win.h. */
 #include "common/win.h"
 
+#include "common/err.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -210,4 +212,16 @@ int win_stat_handle(void *handle, struct win_stat *st, const char **what)
 		      bi.ftLastWriteTime.dwLowDateTime);
 	st->mtime_ns = (t - 116444736000000000LL) * 100;
 	return 0;
+}
+
+int win_stat_or_fail(void *handle, struct win_stat *st, struct sl_err *err)
+{
+	const char *what = NULL;
+	int e = win_stat_handle(handle, st, &what);
+
+	if (e < 0)
+		return SL_FAIL(err, SL_E_IO, 0, "%s", what);
+	if (e > 0)
+		return SL_FAIL(err, sl_errno_class(e), e, "stat");
+	return SL_OK;
 }

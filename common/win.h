@@ -61,6 +61,10 @@ struct win_stat {
  * link"); or a positive sys value (win_errno). */
 int win_stat_handle(void *handle, struct win_stat *st, const char **what);
 
+struct sl_err;
+/* win_stat_handle with the outcome as an SL_ code and a message in err. */
+int win_stat_or_fail(void *handle, struct win_stat *st, struct sl_err *err);
+
 /* The volume holding path: its root folder (root: "\\?\C:\" or a mount
  * folder; MAX_PATH + 8 units) and the device name to open it with (dev:
  * "\\.\C:" or "\\?\Volume{...}", MAX_PATH + 8 units, "" when unknown).

@@ -43,13 +43,10 @@ static HANDLE open_read(const wchar_t *w, DWORD access, DWORD *e)
 static int info_of(HANDLE h, struct rd_info *info, struct sl_err *err)
 {
 	struct win_stat st;
-	const char *what = NULL;
-	int e = win_stat_handle(h, &st, &what);
+	int rc = win_stat_or_fail(h, &st, err);
 
-	if (e < 0)
-		return SL_FAIL(err, SL_E_IO, 0, "%s", what);
-	if (e > 0)
-		return SL_FAIL(err, sl_errno_class(e), e, "stat");
+	if (rc != SL_OK)
+		return rc;
 	info->dev = st.dev;
 	info->ino = st.ino;
 	info->size = st.size;

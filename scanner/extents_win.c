@@ -146,13 +146,10 @@ static int open_file(const char *path, HANDLE *h, wchar_t **wp, struct sl_err *e
 static int fill_stat(HANDLE h, struct ext_result *r, struct sl_err *err)
 {
 	struct win_stat st;
-	const char *what = NULL;
-	int e = win_stat_handle(h, &st, &what);
+	int rc = win_stat_or_fail(h, &st, err);
 
-	if (e < 0)
-		return SL_FAIL(err, SL_E_IO, 0, "%s", what);
-	if (e > 0)
-		return SL_FAIL(err, sl_errno_class(e), e, "stat");
+	if (rc != SL_OK)
+		return rc;
 	r->dev = st.dev;
 	r->ino = st.ino;
 	r->size = st.size;

@@ -1,6 +1,8 @@
 /* walk.c - the parts of the walk every platform shares (walk.h). */
 #include "scanner/walk.h"
 
+#include <string.h>
+
 #include "common/sys.h"
 
 int walk_dir_error(struct ftab *ft, struct walk_stats *st, uint32_t dir, const char *op, int sys,
@@ -34,4 +36,18 @@ int walk_skipped(const struct walk_opts *o, uint64_t dev, uint64_t ino)
 		if (o->skip[i].dev == dev && o->skip[i].ino == ino)
 			return 1;
 	return 0;
+}
+
+int walk_excluded(const struct excl *x, const char *dir, const char *name, struct strbuf *full)
+{
+	size_t n;
+
+	if (!x || !x->n)
+		return 0;
+	if (!x->any_path)
+		return ex_match(x, NULL, name);
+	n = strlen(dir);
+	sb_reset(full);
+	sb_addf(full, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
+	return !full->oom && ex_match(x, full->p, name);
 }

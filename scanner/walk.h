@@ -71,6 +71,10 @@ int walk_dir_error(struct ftab *ft, struct walk_stats *st, uint32_t dir, const c
  * effect elsewhere. */
 void walk_force_fallback(int on);
 
+/* Whether the entry `name` of directory `dir` (its path; only built into
+ * full, scratch, when a pattern looks at paths) is left out by x. */
+int walk_excluded(const struct excl *x, const char *dir, const char *name, struct strbuf *full);
+
 /* Whether (dev, ino) is one of o->skip (ino 0: unknown, never skipped). */
 int walk_skipped(const struct walk_opts *o, uint64_t dev, uint64_t ino);
 

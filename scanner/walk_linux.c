@@ -46,15 +46,7 @@ static int paths(const struct walker *w)
 /* Whether the entry `name` of the current directory is left out by pattern. */
 static int excluded(struct walker *w, const char *name)
 {
-	const struct excl *x = w->o->exclude;
-
-	if (!x || !x->n)
-		return 0;
-	if (!x->any_path)
-		return ex_match(x, NULL, name);
-	sb_reset(&w->full);
-	sb_addf(&w->full, "%s%s%s", w->path.p, w->path.len > 1 ? "/" : "", name);
-	return !w->full.oom && ex_match(x, w->full.p, name);
+	return walk_excluded(w->o->exclude, w->path.p ? w->path.p : "", name, &w->full);
 }
 
 static int descend(struct walker *w, int parent_fd, const struct pending *p, uint64_t dev,

@@ -74,18 +74,10 @@ static int record_dir_error(struct walker *w, uint32_t dir, const char *op, int 
 	return walk_dir_error(w->ft, w->st, dir, op, sys, &w->msg, err);
 }
 
+/* Whether the entry `name` of the current directory is left out by pattern. */
 static int excluded(struct walker *w, const char *name)
 {
-	const struct excl *x = w->o->exclude;
-
-	if (!x || !x->n)
-		return 0;
-	if (!x->any_path)
-		return ex_match(x, NULL, name);
-	sb_reset(&w->full);
-	sb_addf(&w->full, "%s%s%s", w->path.p,
-		w->path.len && w->path.p[w->path.len - 1] == '/' ? "" : "/", name);
-	return !w->full.oom && ex_match(x, w->full.p, name);
+	return walk_excluded(w->o->exclude, w->path.p ? w->path.p : "", name, &w->full);
 }
 
 static HANDLE open_dir(const char *path, DWORD *e)
