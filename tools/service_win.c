@@ -16,7 +16,8 @@
  * pipeline checks between files, so the service stops within a second or
  * two with what was read stored.  The child's output and the service's own
  * lines go to seekless-service.log in the index's folder; the time of the
- * last completed run is kept beside it in seekless-service.last. */
+ * last completed run is kept beside it in seekless-service.last.  Start,
+ * stop and failures also go to the Event Log. */
 #include "tools/service.h"
 
 #include <errno.h>
@@ -330,6 +331,33 @@ static void logf_(const char *fmt, ...)
 	fflush(g_log);
 }
 
+/* The few events an administrator looks for in the Event Log (Application,
+ * source "seekless"): start, stop, a scan that failed, and a
+ * configuration that cannot be read.  No message file is registered, so
+ * Event Viewer shows the text as the event's insertion string. */
+static void event(WORD type, const char *fmt, ...) SL_PRINTF(2, 3);
+static void event(WORD type, const char *fmt, ...)
+{
+	char text[600];
+	const wchar_t *strings[1];
+	wchar_t *w;
+	HANDLE src;
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(text, sizeof(text), fmt, ap);
+	va_end(ap);
+	src = RegisterEventSourceW(NULL, SVC_NAME);
+	w = win_wide(text);
+	if (src && w) {
+		strings[0] = w;
+		ReportEventW(src, type, 0, 1, NULL, 1, 0, strings, NULL);
+	}
+	if (src)
+		DeregisterEventSource(src);
+	free(w);
+}
+
 static DWORD WINAPI on_control(DWORD ctl, DWORD type, void *data, void *ctx)
 {
 	(void)type;
@@ -460,7 +488,8 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 
 	cfg_init(&cfg);
 	if (cfg_load(&cfg, g_config, &e) != SL_OK) {
-		/* no log yet: the Event Log gets the exit code */
+		/* no log file yet: only the Event Log can say why */
+		event(EVENTLOG_ERROR_TYPE, "seekless service: %s", e.msg);
 		g_exit = EXIT_USAGE;
 		goto stop;
 	}
@@ -476,10 +505,13 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 	minutes = parse_hhmm(cfg.schedule ? cfg.schedule : CFG_DEFAULT_SCHEDULE);
 	if (minutes < 0) {
 		logf_("schedule '%s' is not HH:MM; not running", cfg.schedule);
+		event(EVENTLOG_ERROR_TYPE, "seekless service: schedule '%s' is not HH:MM",
+		      cfg.schedule);
 		g_exit = EXIT_USAGE;
 		goto stop;
 	}
 	report_state(SERVICE_RUNNING, 0);
+	event(EVENTLOG_INFORMATION_TYPE, "seekless service started; log: %s", log.p);
 	logf_("started (pid %ld): config %s, index %s, daily at %02d:%02d", sys_pid(), g_config,
 	      db.p ? db.p : "?", minutes / 60, minutes % 60);
 
@@ -492,6 +524,9 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 			logf_("scan starts%s", read_stamp(stamp.p) ? "" : " (no completed run yet)");
 			code = run_scan();
 			logf_("scan ended with exit status %d", code);
+			if (code != EXIT_OK && code != EXIT_FILE_ERRORS && code != EXIT_INTERRUPTED)
+				event(EVENTLOG_ERROR_TYPE, "seekless service: a scan failed (exit "
+				      "status %d); see %s", code, log.p);
 			if (code == EXIT_OK || code == EXIT_FILE_ERRORS)
 				write_stamp(stamp.p, time(NULL));
 			if (WaitForSingleObject(g_stop, 0) == WAIT_OBJECT_0)
@@ -508,6 +543,7 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 			break;
 	}
 	logf_("stopped");
+	event(EVENTLOG_INFORMATION_TYPE, "seekless service stopped");
 stop:
 	if (g_log)
 		fclose(g_log);
