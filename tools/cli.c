@@ -1,5 +1,6 @@
 #include "tools/cli.h"
 
+#include <errno.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,26 +42,37 @@ int cli_roots(const char *cmd, char *const *argv, int argc, int skip_missing, st
 	return SL_OK;
 }
 
+#define NSKIP 5
+
+/* The index's own files, by identity: the index must not index itself (it
+ * changes while being read).  Returns how many exist. */
+static size_t own_files(const char *dbpath, struct walk_skip skip[NSKIP])
+{
+	static const char *const suffixes[NSKIP] = {"", "-wal", "-shm", "-journal", ".lock"};
+	struct strbuf sb = STRBUF_INIT;
+	size_t i, n = 0;
+
+	for (i = 0; dbpath && i < NSKIP; i++) {
+		sb_reset(&sb);
+		sb_addf(&sb, "%s%s", dbpath, suffixes[i]);
+		if (!sb.oom && sys_file_id(sb.p, &skip[n].dev, &skip[n].ino) == 0)
+			n++;
+	}
+	sb_free(&sb);
+	return n;
+}
+
 int cli_walk(struct prep *p, int cross_fs, const struct excl *exclude, const char *dbpath,
 	     atomic_int *cancel, struct sl_err *err)
 {
-	static const char *const suffixes[] = {"", "-wal", "-shm", "-journal", ".lock"};
-	struct walk_skip skip[5];
+	struct walk_skip skip[NSKIP];
 	struct walk_opts wo = {.cross_fs = cross_fs, .cancel = cancel, .skip = skip,
 			       .exclude = exclude};
-	struct strbuf sb = STRBUF_INIT;
 	double t;
 	size_t i;
 	int rc;
 
-	/* The index must not index itself: it changes while being read. */
-	for (i = 0; dbpath && i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		sb_reset(&sb);
-		sb_addf(&sb, "%s%s", dbpath, suffixes[i]);
-		if (!sb.oom && sys_file_id(sb.p, &skip[wo.nskip].dev, &skip[wo.nskip].ino) == 0)
-			wo.nskip++;
-	}
-	sb_free(&sb);
+	wo.nskip = own_files(dbpath, skip);
 
 	ftab_init(&p->ft);
 	t = sys_now();
@@ -263,4 +275,136 @@ uint64_t cli_random_seed(void)
 	int64_t ns = sys_wall_ns();
 	return (uint64_t)ns * 1000000007ull ^ (uint64_t)sys_pid() ^
 	       ((uint64_t)(uintptr_t)&ns << 16);
+}
+
+int cli_abs_name(const char *path, struct strbuf *out)
+{
+	const char *a = strrchr(path, '/'), *b = strrchr(path, '\\');
+	const char *sep = a > b ? a : b;
+	struct strbuf dir = STRBUF_INIT;
+	int e;
+
+	if (!sep)
+		sb_adds(&dir, ".");
+	else
+		sb_add(&dir, path, (size_t)(sep - path) + (sep == path));
+	e = dir.oom ? ENOMEM : sys_abs_path(dir.p, out);
+	if (e == 0) {
+		if (out->len && out->p[out->len - 1] != '/')
+			sb_addc(out, '/');
+		sb_adds(out, sep ? sep + 1 : path);
+		if (out->oom)
+			e = ENOMEM;
+	}
+	sb_free(&dir);
+	return e;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+int cli_files_from(const char *cmd, const char *file, const char *dbpath, struct prep *p,
+		   struct sl_err *err)
+{
+	struct walk_skip skip[NSKIP];
+	struct strbuf in = STRBUF_INIT, abs = STRBUF_INIT;
+	char **list = NULL, *q, *end, sep, buf[65536];
+	size_t n = 0, cap = 0, cap_roots = 0, i, got, nskip;
+	uint32_t dir = FT_NONE;
+	double t = sys_now();
+	FILE *f = strcmp(file, "-") == 0 ? stdin : sys_fopen(file, "rb");
+	int rc = SL_OK;
+
+	if (!f)
+		return SL_FAIL(err, SL_E_USAGE, errno, "--files-from %s", file);
+	while ((got = fread(buf, 1, sizeof(buf), f)) > 0)
+		sb_add(&in, buf, got);
+	if (f != stdin)
+		fclose(f);
+	if (in.oom)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "--files-from: out of memory");
+	/* NUL-separated when there is any NUL (plan -0), else one per line */
+	sep = in.len && memchr(in.p, '\0', in.len) ? '\0' : '\n';
+	for (q = in.p, end = in.p + in.len; rc == SL_OK && q && q < end;) {
+		char *e = memchr(q, sep, (size_t)(end - q));
+		size_t len = e ? (size_t)(e - q) : (size_t)(end - q);
+		if (e)
+			*e = '\0';
+		else
+			in.p[in.len] = '\0';
+		if (len) {
+			sb_reset(&abs);
+			if (cli_abs_name(q, &abs) != 0) {
+				fprintf(stderr, "seekless %s: '%s': its folder cannot be accessed; "
+					"skipped\n", cmd, q);
+			} else if (sl_grow(&list, &cap, n + 1, sizeof(*list)) != 0 ||
+				   !(list[n] = strdup(abs.p))) {
+				rc = SL_FAIL(err, SL_E_NOMEM, 0, "--files-from: out of memory");
+			} else {
+				n++;
+			}
+		}
+		q = e ? e + 1 : NULL;
+	}
+	sb_free(&in);
+	sb_free(&abs);
+	/* folder by folder, each file once; the plan decides the reading order */
+	if (n)
+		qsort(list, n, sizeof(*list), cmp_str);
+	nskip = own_files(dbpath, skip);
+	ftab_init(&p->ft);
+	for (i = 0; rc == SL_OK && i < n; i++) {
+		char *slash = strrchr(list[i], '/');
+		size_t dlen = (size_t)(slash - list[i]) + (slash == list[i]);
+		uint64_t dev = 0, ino = 0;
+		uint16_t devidx;
+		size_t k;
+		int skipped = 0;
+
+		if (i > 0 && strcmp(list[i], list[i - 1]) == 0)
+			continue;
+		if (sys_file_id(list[i], &dev, &ino) == 0)
+			for (k = 0; k < nskip; k++)
+				skipped |= skip[k].dev == dev && skip[k].ino == ino;
+		if (skipped) {
+			p->ws.excluded++;
+			continue;
+		}
+		if (dir == FT_NONE || strlen(p->roots[p->nroots - 1]) != dlen ||
+		    strncmp(p->roots[p->nroots - 1], list[i], dlen) != 0) {
+			if (sl_grow(&p->roots, &cap_roots, p->nroots + 2, sizeof(*p->roots)) != 0 ||
+			    !(p->roots[p->nroots] = malloc(dlen + 1))) {
+				rc = SL_FAIL(err, SL_E_NOMEM, 0, "--files-from: out of memory");
+				break;
+			}
+			memcpy(p->roots[p->nroots], list[i], dlen);
+			p->roots[p->nroots][dlen] = '\0';
+			p->nroots++;
+			rc = ftab_add_dir(&p->ft, FT_NONE, list[i], dlen, &dir, err);
+			if (rc != SL_OK)
+				break;
+			p->ws.dirs++;
+		}
+		/* a file that is not there (or not a file) is recorded as such by
+		 * the stat pass; its device is then the one of its folder */
+		if (!dev && sys_file_id(p->roots[p->nroots - 1], &dev, &ino) != 0)
+			dev = 0;
+		rc = ftab_dev(&p->ft, dev, &devidx, err);
+		if (rc == SL_OK)
+			rc = ftab_add_file(&p->ft, dir, slash + 1, strlen(slash + 1), ino, devidx, NULL,
+					   err);
+		if (rc == SL_OK)
+			p->ws.files++;
+	}
+	for (i = 0; i < n; i++)
+		free(list[i]);
+	free(list);
+	p->walk_s = sys_now() - t;
+	if (rc == SL_OK && p->ws.files == 0) {
+		fprintf(stderr, "seekless %s: --files-from %s lists no file\n", cmd, file);
+		return SL_E_USAGE;
+	}
+	return rc;
 }

@@ -66,6 +66,21 @@ int cli_db_path(const char *opt, const struct cfg *c, struct strbuf *out);
 int cli_excludes(const char *cmd, const struct cfg *c, char *const *extra, size_t nextra,
 		 struct excl *out);
 
+/* Absolute form of path, resolving its folder but not its last component
+ * (which may not exist yet, or be a link that must not be followed).
+ * Returns 0 or an errno value. */
+int cli_abs_name(const char *path, struct strbuf *out);
+
+/* Instead of walking: the files listed in `file` ("-": standard input),
+ * NUL-separated when the list holds any NUL byte (plan --print0), else one
+ * per line.  Relative paths are taken from the current folder.  Fills
+ * p->ft with them (each folder a root entry, also in p->roots), leaving out
+ * the index's own files.  A listed path that is not a regular file is still
+ * entered: the stat pass records why.  Returns SL_OK, SL_E_USAGE (nothing
+ * listed, or the list cannot be read), SL_E_NOMEM. */
+int cli_files_from(const char *cmd, const char *file, const char *dbpath, struct prep *p,
+		   struct sl_err *err);
+
 /* The roots: those on the command line, else the configuration's (then a
  * missing one is skipped, not an error: a drive not plugged in).  Usage
  * error when there are none.  Returns SL_OK or the error (printed). */

@@ -44,6 +44,10 @@ static const char help[] =
 	"  --foreground    the opposite (the default, except for --scheduled)\n"
 	"  --scheduled     run as the service does: in the background unless the\n"
 	"                  configuration says background = no; recorded as such\n"
+	"  --files-from FILE  index exactly the files FILE lists (- for standard\n"
+	"                  input; NUL-separated when it holds a NUL byte, as\n"
+	"                  `seekless plan -0` writes, else one per line), in the\n"
+	"                  plan's order; nothing else is walked or marked deleted\n"
 	"  --exclude GLOB  leave out files and directories matching GLOB\n"
 	"                  (repeatable; adds to the configuration's excludes)\n"
 	"  --full          read every file again, not only new and changed ones\n"
@@ -233,13 +237,14 @@ int cmd_scan(int argc, char **argv)
 		{"foreground", no_argument, NULL, 'f'},
 		{"scheduled", no_argument, NULL, 'S'},
 		{"exclude", required_argument, NULL, 'e'},
+		{"files-from", required_argument, NULL, 'L'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	static atomic_int cancel;
 	struct scan_ctx sc;
 	struct strbuf dbpath = STRBUF_INIT;
-	const char *dbopt = NULL, *config = NULL;
+	const char *dbopt = NULL, *config = NULL, *files_from = NULL;
 	char **extra = NULL, bg_how[200];
 	size_t nextra = 0;
 	struct cfg cfg;
@@ -305,6 +310,7 @@ int cmd_scan(int argc, char **argv)
 		case 'f': background = 0; break;
 		case 'S': scheduled = 1; break;
 		case 'e': extra[nextra++] = optarg; break;
+		case 'L': files_from = optarg; break;
 		case 'm':
 			if (cli_parse_size(optarg, &mem) != 0 || mem < (1u << 20)) {
 				cli_usage_error("scan", "--mem wants a size of at least 1M");
@@ -320,10 +326,14 @@ int cmd_scan(int argc, char **argv)
 		cli_usage_error("scan", "--progress and --quiet exclude each other");
 		goto usage;
 	}
+	if (files_from && optind < argc) {
+		cli_usage_error("scan", "--files-from names the files: no ROOT with it");
+		goto usage;
+	}
 	rc = cli_config("scan", config, &cfg);
 	if (rc == SL_OK)
 		rc = cli_excludes("scan", &cfg, extra, nextra, &ex);
-	if (rc == SL_OK)
+	if (rc == SL_OK && !files_from)
 		rc = cli_roots_or_config("scan", argv + optind, argc - optind, &cfg, &p);
 	free(extra);
 	extra = NULL;
@@ -353,6 +363,19 @@ int cmd_scan(int argc, char **argv)
 		ex_free(&ex);
 		cfg_free(&cfg);
 		return EXIT_USAGE;
+	}
+	if (files_from) {
+		/* the folders of the listed files stand in for roots from here on */
+		rc = cli_files_from("scan", files_from, dbpath.p, &p, &e);
+		if (rc != SL_OK) {
+			if (rc != SL_E_USAGE || p.ws.files)
+				cli_error("scan", &e);
+			cli_prep_free(&p);
+			ex_free(&ex);
+			cfg_free(&cfg);
+			sb_free(&dbpath);
+			return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
+		}
 	}
 	if (!have_seed)
 		seed = cli_random_seed();
@@ -385,10 +408,10 @@ int cmd_scan(int argc, char **argv)
 	}
 	sc.db = db;
 
-	rc = sj_decide(&jn, db, &p, dbpath.p, full, &e);
+	rc = files_from ? SL_OK : sj_decide(&jn, db, &p, dbpath.p, full, &e);
 	if (rc == SL_OK && jn.listed)
 		rc = sj_list(&jn, &p, &ex, &e);
-	if (rc == SL_OK && !jn.listed)
+	if (rc == SL_OK && !jn.listed && !files_from)
 		rc = cli_walk(&p, cross_fs, &ex, dbpath.p, &cancel, &e);
 	if (rc == SL_OK) {
 		/* stat everything, diff with the index, then ask for the extent
@@ -399,8 +422,9 @@ int cmd_scan(int argc, char **argv)
 			rc = db_map_fs(db, p.devs, p.ft.ndevs, &e);
 		if (rc == SL_OK && !full)
 			rc = db_diff(db, &p.ft, p.roots, p.nroots, &diff, &e);
-		if (rc == SL_OK && jn.listed)
-			diff.nmissing = 0; /* the journal shows no deletion */
+		if (rc == SL_OK && (jn.listed || files_from))
+			diff.nmissing = 0; /* the journal shows no deletion; a list
+					    * says nothing of what it leaves out */
 		if (rc == SL_OK)
 			rc = locate_extents(&p.ft, &p.ls, &cancel, &e);
 		p.locate_s = sys_now() - t;

@@ -48,29 +48,6 @@ static const char help[] =
 	"index.  `seekless service run --config FILE` is what the service manager\n"
 	"starts; it does nothing useful from a console.\n";
 
-/* Absolute form of a file that does not exist yet (install creates the
- * configuration): its folder must exist. */
-static int abs_new_file(const char *path, struct strbuf *out)
-{
-	const char *a = strrchr(path, '/'), *b = strrchr(path, '\\');
-	const char *sep = a > b ? a : b;
-	struct strbuf dir = STRBUF_INIT;
-	int rc;
-
-	if (!sep)
-		sb_adds(&dir, ".");
-	else
-		sb_add(&dir, path, (size_t)(sep - path) + (sep == path));
-	rc = dir.oom ? -1 : sys_abs_path(dir.p, out);
-	if (rc == 0) {
-		if (out->len && out->p[out->len - 1] != '/')
-			sb_addc(out, '/');
-		sb_adds(out, sep ? sep + 1 : path);
-	}
-	sb_free(&dir);
-	return rc == 0 && !out->oom ? 0 : -1;
-}
-
 int cmd_service(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -148,7 +125,7 @@ int cmd_service(int argc, char **argv)
 	/* the one configuration file the service will read */
 	if (config) {
 		if (sys_abs_path(config, &cfgpath) != 0 &&
-		    (!(nroots || at || set_db) || abs_new_file(config, &cfgpath) != 0)) {
+		    (!(nroots || at || set_db) || cli_abs_name(config, &cfgpath) != 0)) {
 			SL_FAIL(&e, SL_E_USAGE, 0, "configuration '%s' not found", config);
 			cli_error("service", &e);
 			return EXIT_USAGE;
