@@ -174,6 +174,11 @@ enum db_format { DB_JSONL = 0, DB_CSV = 1, DB_EXTENDED = 2, DB_SCANS = 4 };
 /* Write one record per live file, ordered by path (or per scan). */
 int db_export(struct db *db, FILE *out, int format, struct sl_err *err);
 
+/* What the index holds (counts and sizes by format, camera, year; errors,
+ * deleted) and the last nscans scans with their disks' orders and speeds,
+ * as text or (json) one JSON document.  Returns SL_OK, SL_E_DB, SL_E_IO. */
+int db_stats(struct db *db, FILE *out, int json, int nscans, struct sl_err *err);
+
 /* The last n scans, newest first, one line each (when, how started, how it
  * ended, what it found, how long it took), for `service status`. */
 int db_scan_history(struct db *db, int n, FILE *out, struct sl_err *err);

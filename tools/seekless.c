@@ -16,6 +16,7 @@ static const char usage[] =
 	"  export   write the index (or its scans) as JSON lines or CSV\n"
 	"  bench    time cold reads of ROOTs in several orders, side by side\n"
 	"  purge    remove the records of files scans found gone\n"
+	"  stats    what the index holds; the last scans, disk by disk, with speeds\n"
 	"  service  install, remove or inspect the nightly scan\n"
 	"\n"
 	"Every command takes --db PATH (default: the configuration's db, else\n"
@@ -35,6 +36,7 @@ static const struct {
 	{"export", cmd_export},
 	{"bench", cmd_bench},
 	{"purge", cmd_purge},
+	{"stats", cmd_stats},
 	{"service", cmd_service},
 };
 
