@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "indexer/pipeline.h"
 
-#define DB_SCHEMA_VERSION 5
+#define DB_SCHEMA_VERSION 6
 
 /* Rows per transaction, and the longest a batch stays open. */
 #define DB_BATCH_ROWS 1000
@@ -170,9 +170,34 @@ int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err);
 /* Flags: DB_CSV (else JSON lines); DB_EXTENDED (after the contract's keys:
  * phash as 16 hex digits, warnings, placement); DB_SCANS (the scans table
  * instead, one row per run, by id). */
-enum db_format { DB_JSONL = 0, DB_CSV = 1, DB_EXTENDED = 2, DB_SCANS = 4 };
+enum db_format { DB_JSONL = 0, DB_CSV = 1, DB_EXTENDED = 2, DB_SCANS = 4, DB_PATHS = 8,
+		 DB_NUL = 16 };
 /* Write one record per live file, ordered by path (or per scan). */
 int db_export(struct db *db, FILE *out, int format, struct sl_err *err);
+
+/* What `seekless query` selects; unset fields (NULL, 0) do not filter.
+ * Text matches are case-insensitive substrings; dates are "YYYY",
+ * "YYYY-MM" or "YYYY-MM-DD" and both bounds are inclusive (--to 2020 is
+ * through the end of 2020). */
+struct db_query {
+	const char *camera;   /* in "make model" */
+	const char *lens;
+	const char *from, *to;
+	const char *format;
+	int errors;           /* only files with an error */
+	int near;             /* within km of (lat, lon) */
+	double lat, lon, km;
+};
+
+/* Check a query's values (dates, coordinates).  Returns SL_OK or
+ * SL_E_USAGE with the reason in err. */
+int db_query_check(const struct db_query *q, struct sl_err *err);
+
+/* The live files matching q, ordered by path: with DB_PATHS their paths
+ * as stored (one per line, or NUL-terminated with DB_NUL), else records
+ * as db_export writes them (DB_JSONL, DB_CSV, DB_EXTENDED). */
+int db_query(struct db *db, const struct db_query *q, FILE *out, int format,
+	     struct sl_err *err);
 
 /* What the index holds (counts and sizes by format, camera, year; errors,
  * deleted) and the last nscans scans with their disks' orders and speeds,

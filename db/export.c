@@ -9,6 +9,7 @@
  * is not valid UTF-8 also carries "path_hex": its exact bytes, so nothing is
  * lost.  CSV has no encoding of its own: it carries the bytes as they are
  * (quoted when they hold separators or newlines). */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -112,11 +113,43 @@ static void csv_field(FILE *out, const unsigned char *s, int n)
 }
 
 /* The statement text, from the tables above only (no caller input). */
-static int build_sql(int format, size_t ncols, struct strbuf *sql)
+static void query_where(const struct db_query *q, struct strbuf *sql);
+
+/* The FROM clause.  With --camera, the few distinct cameras are matched
+ * first (an index-only scan of files_camera) and their files joined in
+ * through the same index, instead of testing the text of every record. */
+static const char *query_from(const struct db_query *q)
+{
+	if (!q || !q->camera)
+		return " FROM files";
+	return " FROM (SELECT coalesce(make,'') AS cam_make, coalesce(model,'') AS cam_model"
+	       " FROM files WHERE deleted_at IS NULL GROUP BY 1, 2"
+	       " HAVING instr(lower(trim(cam_make || ' ' || cam_model)), lower(?1)) > 0)"
+	       " JOIN files ON coalesce(make,'') = cam_make AND coalesce(model,'') = cam_model";
+}
+
+/* A whole export walks the path index in order.  A query sorts its
+ * matches instead ("+path" keeps the planner off that index): read in path
+ * order, a filter no index serves costs a random row lookup per record,
+ * several times a sequential scan of the table. */
+static const char *order_by(const struct db_query *q)
+{
+	return q ? " ORDER BY +path" : " ORDER BY path";
+}
+
+static int build_sql(int format, size_t ncols, const struct db_query *q, struct strbuf *sql)
 {
 	int csv = (format & DB_CSV) != 0, files = !(format & DB_SCANS);
 	size_t i;
 
+	if (format & DB_PATHS) {
+		sb_adds(sql, "SELECT path");
+		sb_adds(sql, query_from(q));
+		sb_adds(sql, " WHERE deleted_at IS NULL");
+		query_where(q, sql);
+		sb_adds(sql, order_by(q));
+		return sql->oom ? -1 : 0;
+	}
 	sb_adds(sql, csv ? "SELECT " : files ? "SELECT json_patch(json_object(" : "SELECT json_object(");
 	for (i = 0; i < ncols; i++) {
 		const struct col *c = col_at(format, i);
@@ -134,8 +167,12 @@ static int build_sql(int format, size_t ncols, struct strbuf *sql)
 		sb_adds(sql, ")");
 	if (format & DB_SCANS)
 		sb_adds(sql, " FROM scans ORDER BY id");
-	else
-		sb_adds(sql, " FROM files WHERE deleted_at IS NULL ORDER BY path");
+	else {
+		sb_adds(sql, query_from(q));
+		sb_adds(sql, " WHERE deleted_at IS NULL");
+		query_where(q, sql);
+		sb_adds(sql, order_by(q));
+	}
 	return sql->oom ? -1 : 0;
 }
 
@@ -173,16 +210,150 @@ static void fn_utf8(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 	sqlite3_result_int(ctx, !s || sl_utf8_valid(s, (size_t)sqlite3_value_bytes(argv[0])));
 }
 
+/* ---- queries: only constant SQL fragments, every value bound ---- */
+
+/* Kilometres between two points (haversine, mean Earth radius). */
+static void fn_km(sqlite3_context *ctx, int argc, sqlite3_value **argv)
+{
+	const double r = 6371.0088, d = 3.14159265358979323846 / 180.0;
+	double la1, lo1, la2, lo2, a;
+
+	(void)argc;
+	if (sqlite3_value_type(argv[0]) == SQLITE_NULL || sqlite3_value_type(argv[1]) == SQLITE_NULL) {
+		sqlite3_result_null(ctx);
+		return;
+	}
+	la1 = sqlite3_value_double(argv[0]) * d;
+	lo1 = sqlite3_value_double(argv[1]) * d;
+	la2 = sqlite3_value_double(argv[2]) * d;
+	lo2 = sqlite3_value_double(argv[3]) * d;
+	a = sin((la2 - la1) / 2) * sin((la2 - la1) / 2) +
+	    cos(la1) * cos(la2) * sin((lo2 - lo1) / 2) * sin((lo2 - lo1) / 2);
+	sqlite3_result_double(ctx, 2 * r * atan2(sqrt(a), sqrt(1 - a)));
+}
+
+/* The bounding box of a circle, for the index on gps_lat; no longitude
+ * bound near the poles or across the antimeridian. */
+static void near_box(const struct db_query *q, double box[4], int *lon_box)
+{
+	const double d = 3.14159265358979323846 / 180.0;
+	double dlat = q->km / 111.32, c = cos(q->lat * d);
+
+	box[0] = q->lat - dlat;
+	box[1] = q->lat + dlat;
+	*lon_box = c > 0.01 && q->lon - q->km / (111.32 * c) > -180 &&
+		   q->lon + q->km / (111.32 * c) < 180;
+	box[2] = *lon_box ? q->lon - q->km / (111.32 * c) : -180;
+	box[3] = *lon_box ? q->lon + q->km / (111.32 * c) : 180;
+}
+
+static void query_where(const struct db_query *q, struct strbuf *sql)
+{
+	if (!q)
+		return;
+	/* numbered parameters, bound by query_bind in the same order */
+	if (q->lens)
+		sb_adds(sql, " AND instr(lower(lens_model), lower(?2)) > 0");
+	if (q->from)
+		sb_adds(sql, " AND datetime_original >= ?3");
+	if (q->to)
+		sb_adds(sql, " AND datetime_original < ?4 || char(127)");
+	if (q->format)
+		sb_adds(sql, " AND format = lower(?5)");
+	if (q->errors)
+		sb_adds(sql, " AND error IS NOT NULL");
+	if (q->near)
+		sb_adds(sql, " AND gps_lat BETWEEN ?6 AND ?7 AND gps_lon BETWEEN ?8 AND ?9"
+			     " AND sl_km(gps_lat, gps_lon, ?10, ?11) <= ?12");
+}
+
+static void query_bind(sqlite3_stmt *st, const struct db_query *q)
+{
+	double box[4];
+	int lon_box;
+
+	if (!q)
+		return;
+	if (q->camera)
+		sqlite3_bind_text(st, 1, q->camera, -1, SQLITE_STATIC);
+	if (q->lens)
+		sqlite3_bind_text(st, 2, q->lens, -1, SQLITE_STATIC);
+	if (q->from)
+		sqlite3_bind_text(st, 3, q->from, -1, SQLITE_STATIC);
+	if (q->to)
+		sqlite3_bind_text(st, 4, q->to, -1, SQLITE_STATIC);
+	if (q->format)
+		sqlite3_bind_text(st, 5, q->format, -1, SQLITE_STATIC);
+	if (q->near) {
+		near_box(q, box, &lon_box);
+		sqlite3_bind_double(st, 6, box[0]);
+		sqlite3_bind_double(st, 7, box[1]);
+		sqlite3_bind_double(st, 8, box[2]);
+		sqlite3_bind_double(st, 9, box[3]);
+		sqlite3_bind_double(st, 10, q->lat);
+		sqlite3_bind_double(st, 11, q->lon);
+		sqlite3_bind_double(st, 12, q->km);
+	}
+}
+
+static int date_ok(const char *s)
+{
+	size_t n = strlen(s), i;
+
+	if (n != 4 && n != 7 && n != 10)
+		return 0;
+	for (i = 0; i < n; i++)
+		if ((i == 4 || i == 7) ? s[i] != '-' : (s[i] < '0' || s[i] > '9'))
+			return 0;
+	return 1;
+}
+
+int db_query_check(const struct db_query *q, struct sl_err *err)
+{
+	if (q->from && !date_ok(q->from))
+		return SL_FAIL(err, SL_E_USAGE, 0, "--from '%s': use YYYY, YYYY-MM or YYYY-MM-DD",
+			       q->from);
+	if (q->to && !date_ok(q->to))
+		return SL_FAIL(err, SL_E_USAGE, 0, "--to '%s': use YYYY, YYYY-MM or YYYY-MM-DD",
+			       q->to);
+	if (q->near && (!(q->lat >= -90 && q->lat <= 90) || !(q->lon >= -180 && q->lon <= 180) ||
+			!(q->km > 0 && q->km <= 20040)))
+		return SL_FAIL(err, SL_E_USAGE, 0,
+			       "--near wants LAT,LON,KM with -90..90, -180..180 and 0 < KM");
+	return SL_OK;
+}
+
+static int run_export(struct db *db, FILE *out, int format, const struct db_query *q,
+		      struct sl_err *err);
+
 int db_export(struct db *db, FILE *out, int format, struct sl_err *err)
+{
+	return run_export(db, out, format & ~(DB_PATHS | DB_NUL), NULL, err);
+}
+
+int db_query(struct db *db, const struct db_query *q, FILE *out, int format,
+	     struct sl_err *err)
+{
+	int rc = db_query_check(q, err);
+	if (rc != SL_OK)
+		return rc;
+	if (sqlite3_create_function(db->h, "sl_km", 4, SQLITE_UTF8 | SQLITE_DETERMINISTIC, NULL,
+				    fn_km, NULL, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "query functions");
+	return run_export(db, out, format & ~DB_SCANS, q, err);
+}
+
+static int run_export(struct db *db, FILE *out, int format, const struct db_query *q,
+		      struct sl_err *err)
 {
 	struct strbuf sql = STRBUF_INIT;
 	sqlite3_stmt *st = NULL;
-	int csv = (format & DB_CSV) != 0;
+	int csv = (format & DB_CSV) != 0, paths = (format & DB_PATHS) != 0;
 	size_t i, ncols = (format & DB_SCANS) ? NSCAN
 				: NCOLS + ((format & DB_EXTENDED) ? NEXTRA : 0);
 	int rc;
 
-	if (build_sql(format, ncols, &sql) != 0) {
+	if (build_sql(format, ncols, q, &sql) != 0) {
 		sb_free(&sql);
 		return SL_FAIL(err, SL_E_NOMEM, 0, "export: out of memory");
 	}
@@ -197,12 +368,19 @@ int db_export(struct db *db, FILE *out, int format, struct sl_err *err)
 	sb_free(&sql);
 	if (rc != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare export");
-	if (csv) {
+	query_bind(st, q);
+	if (csv && !paths) {
 		for (i = 0; i < ncols; i++)
 			fprintf(out, "%s%s", i ? "," : "", col_at(format, i)->key);
 		fputc('\n', out);
 	}
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
+		if (paths) {
+			/* the bytes as stored: what other tools need to open it */
+			fwrite(sqlite3_column_blob(st, 0), 1, (size_t)sqlite3_column_bytes(st, 0), out);
+			fputc(format & DB_NUL ? '\0' : '\n', out);
+			continue;
+		}
 		if (csv) {
 			for (i = 0; i < ncols; i++) {
 				if (i)

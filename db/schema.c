@@ -80,6 +80,15 @@ static const char *const migrations[] = {
 	"  journal_id INTEGER NOT NULL,"
 	"  next_usn INTEGER NOT NULL,"
 	"  scan INTEGER NOT NULL);",
+	/* 5 -> 6: what `seekless query` filters on, over live records only */
+	"CREATE INDEX files_taken ON files(datetime_original)"
+	"  WHERE deleted_at IS NULL AND datetime_original IS NOT NULL;"
+	"CREATE INDEX files_gps ON files(gps_lat, gps_lon)"
+	"  WHERE deleted_at IS NULL AND gps_lat IS NOT NULL;"
+	"CREATE INDEX files_format ON files(format) WHERE deleted_at IS NULL;"
+	"CREATE INDEX files_errors ON files(path) WHERE deleted_at IS NULL AND error IS NOT NULL;"
+	"CREATE INDEX files_camera ON files(coalesce(make,''), coalesce(model,''))"
+	"  WHERE deleted_at IS NULL;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,

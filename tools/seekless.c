@@ -17,6 +17,7 @@ static const char usage[] =
 	"  bench    time cold reads of ROOTs in several orders, side by side\n"
 	"  purge    remove the records of files scans found gone\n"
 	"  stats    what the index holds; the last scans, disk by disk, with speeds\n"
+	"  query    the indexed files by camera, lens, date, place, format, errors\n"
 	"  service  install, remove or inspect the nightly scan\n"
 	"\n"
 	"Every command takes --db PATH (default: the configuration's db, else\n"
@@ -37,6 +38,7 @@ static const struct {
 	{"bench", cmd_bench},
 	{"purge", cmd_purge},
 	{"stats", cmd_stats},
+	{"query", cmd_query},
 	{"service", cmd_service},
 };
 

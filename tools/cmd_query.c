@@ -1,0 +1,118 @@
+/* seekless query - the indexed files that match, as paths or records. */
+#include <getopt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+#include "tools/cli.h"
+
+static const char help[] =
+	"usage: seekless query [--camera TEXT] [--lens TEXT] [--from DATE] [--to DATE]\n"
+	"                      [--near LAT,LON,KM] [--format F] [--errors]\n"
+	"                      [--json | --csv | -0] [--db PATH] [--config FILE]\n"
+	"\n"
+	"The indexed files that match every condition given, by path: their paths\n"
+	"one per line (as stored), or their records.\n"
+	"\n"
+	"  --camera TEXT   make or model contains TEXT (any case): --camera 'eos 80'\n"
+	"  --lens TEXT     lens model contains TEXT\n"
+	"  --from DATE     taken on or after DATE (YYYY, YYYY-MM or YYYY-MM-DD)\n"
+	"  --to DATE       taken on or before DATE (--to 2020: through 2020)\n"
+	"  --near LAT,LON,KM  taken within KM kilometres of LAT,LON (degrees)\n"
+	"  --format F      jpeg, png, heif, dng, cr2, nef... (as `stats` lists them)\n"
+	"  --errors        only files that could not be read or parsed\n"
+	"  --json          records as JSON lines (as `export` writes them)\n"
+	"  --csv           records as CSV\n"
+	"  -0, --print0    paths ending in NUL bytes (for xargs -0)\n";
+
+static int parse_near(const char *s, struct db_query *q)
+{
+	char *end;
+
+	q->lat = strtod(s, &end);
+	if (*end != ',')
+		return -1;
+	q->lon = strtod(end + 1, &end);
+	if (*end != ',')
+		return -1;
+	q->km = strtod(end + 1, &end);
+	if (*end)
+		return -1;
+	q->near = 1;
+	return 0;
+}
+
+int cmd_query(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"camera", required_argument, NULL, 'c'},
+		{"lens", required_argument, NULL, 'l'},
+		{"from", required_argument, NULL, 'f'},
+		{"to", required_argument, NULL, 't'},
+		{"near", required_argument, NULL, 'n'},
+		{"format", required_argument, NULL, 'F'},
+		{"errors", no_argument, NULL, 'E'},
+		{"json", no_argument, NULL, 'j'},
+		{"csv", no_argument, NULL, 'v'},
+		{"print0", no_argument, NULL, '0'},
+		{"db", required_argument, NULL, 'd'},
+		{"config", required_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct strbuf dbpath = STRBUF_INIT;
+	const char *dbopt = NULL, *config = NULL;
+	struct db_query q;
+	struct db *db = NULL;
+	struct sl_err e;
+	int c, rc, format = DB_PATHS, outputs = 0;
+
+	memset(&q, 0, sizeof(q));
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+0", opts, NULL)) != -1) {
+		switch (c) {
+		case 'c': q.camera = optarg; break;
+		case 'l': q.lens = optarg; break;
+		case 'f': q.from = optarg; break;
+		case 't': q.to = optarg; break;
+		case 'F': q.format = optarg; break;
+		case 'E': q.errors = 1; break;
+		case 'n':
+			if (parse_near(optarg, &q) != 0) {
+				cli_usage_error("query", "--near wants LAT,LON,KM, e.g. 48.86,2.35,5");
+				return EXIT_USAGE;
+			}
+			break;
+		case 'j': format = DB_JSONL; outputs++; break;
+		case 'v': format = DB_CSV; outputs++; break;
+		case '0': format = DB_PATHS | DB_NUL; outputs++; break;
+		case 'd': dbopt = optarg; break;
+		case 'C': config = optarg; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cli_usage_error("query", "unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	if (outputs > 1) {
+		cli_usage_error("query", "choose one of --json, --csv and --print0");
+		return EXIT_USAGE;
+	}
+	if (db_query_check(&q, &e) != SL_OK) {
+		cli_usage_error("query", "%s", e.msg);
+		return EXIT_USAGE;
+	}
+	if ((rc = cli_index_path("query", dbopt, config, &dbpath)) != EXIT_OK)
+		return rc;
+	rc = db_open(dbpath.p, 0, &db, &e);
+	if (rc == SL_OK)
+		rc = db_query(db, &q, stdout, format, &e);
+	if (rc != SL_OK)
+		cli_error("query", &e);
+	db_close(db);
+	sb_free(&dbpath);
+	return rc == SL_OK ? EXIT_OK : rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
+}
