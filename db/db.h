@@ -204,6 +204,19 @@ int db_query(struct db *db, const struct db_query *q, FILE *out, int format,
  * as text or (json) one JSON document.  Returns SL_OK, SL_E_DB, SL_E_IO. */
 int db_stats(struct db *db, FILE *out, int json, int nscans, struct sl_err *err);
 
+/* Groups of duplicates, one per paragraph (or JSON line): with near_bits
+ * < 0 files with the same content hash (empty files left out); else images
+ * whose perceptual hashes are within near_bits bits of one another
+ * (rotated copies included: the hash is of the picture as shown).
+ * *ngroups gets how many.  Returns SL_OK, SL_E_DB, SL_E_NOMEM, SL_E_IO. */
+int db_dupes(struct db *db, FILE *out, int near_bits, int json, uint64_t *ngroups,
+	     struct sl_err *err);
+
+/* The grouping behind db_dupes's near groups, on n hashes (bits 0..16):
+ * group[i] becomes the smallest index in i's group.  Returns 0 or -1 (no
+ * memory, bad bits). */
+int db_near_groups(const uint64_t *h, size_t n, int bits, uint32_t *group);
+
 /* The last n scans, newest first, one line each (when, how started, how it
  * ended, what it found, how long it took), for `service status`. */
 int db_scan_history(struct db *db, int n, FILE *out, struct sl_err *err);

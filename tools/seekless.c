@@ -18,6 +18,7 @@ static const char usage[] =
 	"  purge    remove the records of files scans found gone\n"
 	"  stats    what the index holds; the last scans, disk by disk, with speeds\n"
 	"  query    the indexed files by camera, lens, date, place, format, errors\n"
+	"  dupes    groups of identical files, or of near-identical images\n"
 	"  service  install, remove or inspect the nightly scan\n"
 	"\n"
 	"Every command takes --db PATH (default: the configuration's db, else\n"
@@ -39,6 +40,7 @@ static const struct {
 	{"purge", cmd_purge},
 	{"stats", cmd_stats},
 	{"query", cmd_query},
+	{"dupes", cmd_dupes},
 	{"service", cmd_service},
 };
 

@@ -434,6 +434,63 @@ static void test_write_faults(void)
 	write_fault(DB_FAULT_FULL, "full.db", "free space on the database's disk");
 }
 
+/* Near groups equal the connected components of "within bits" found by
+ * comparing every pair, on random hashes with planted clusters: copies a
+ * few bits away, a chain whose ends are further apart than bits, and many
+ * equal hashes. */
+static uint32_t uf_find(uint32_t *up, uint32_t i)
+{
+	while (up[i] != i)
+		i = up[i] = up[up[i]];
+	return i;
+}
+
+static void test_near_groups(void)
+{
+	enum { N = 3000 };
+	static uint64_t h[N];
+	static uint32_t got[N], want[N];
+	uint64_t seed = 42;
+	size_t i, j;
+	int bits, b, ok;
+
+	for (i = 0; i < N; i++) {
+		seed = seed * 6364136223846793005ull + 1442695040888963407ull;
+		h[i] = seed ^ (seed >> 29) * 0x9e3779b97f4a7c15ull;
+	}
+	for (i = 0; i < 300; i++) /* copies 1-4 bits away */
+		h[N - 1 - i] = h[i] ^ (1ull << (i % 64)) ^ (i % 4 ? 1ull << ((i * 7) % 64) : 0);
+	for (i = 300; i < 310; i++) /* a chain: each 3 bits from the last */
+		h[i + 1] = h[i] ^ (7ull << (i % 60));
+	for (i = 400; i < 500; i++) /* one picture many times */
+		h[i] = h[400];
+	for (bits = 0; bits <= 8; bits += 4) {
+		CHECK_INT(db_near_groups(h, N, bits, got), 0);
+		for (i = 0; i < N; i++)
+			want[i] = (uint32_t)i;
+		for (i = 0; i < N; i++)
+			for (j = i + 1; j < N; j++) {
+				uint64_t x = h[i] ^ h[j];
+				for (b = 0; x; x &= x - 1)
+					b++;
+				if (b <= bits) {
+					uint32_t ri = uf_find(want, (uint32_t)i);
+					uint32_t rj = uf_find(want, (uint32_t)j);
+					if (ri != rj)
+						want[ri > rj ? ri : rj] = ri < rj ? ri : rj;
+				}
+			}
+		ok = 1;
+		for (i = 0; i < N; i++)
+			if (got[i] != uf_find(want, (uint32_t)i))
+				ok = 0;
+		CHECK(ok);
+	}
+	CHECK(got[0] == got[N - 1]);   /* planted copies, at bits 8 */
+	CHECK(got[300] == got[310]);   /* the chain's ends, through its links */
+	CHECK_INT(db_near_groups(h, N, 17, got), -1);
+}
+
 static void test_scan_rows(void)
 {
 	char path[4096];
@@ -542,6 +599,7 @@ int main(void)
 	RUN(test_scan_rows);
 	RUN(test_journals);
 	RUN(test_write_faults);
+	RUN(test_near_groups);
 	RUN(test_upgrade_from_v1);
 	RUN(test_versions);
 	t_rmtree(dir);

@@ -1,0 +1,303 @@
+/* dupes.c - groups of identical files (same content hash) and of
+ * near-identical images (perceptual hashes within a Hamming distance),
+ * db.h db_dupes and db_near_groups.
+ *
+ * Near groups use multi-index hashing: split the 64 bits into bits+1
+ * chunks; two hashes within `bits` of each other differ in at most `bits`
+ * chunks, so they agree exactly on at least one (pigeonhole).  Sorting the
+ * hashes by each chunk puts candidates next to each other; only those are
+ * compared.  A million images at the default 4 bits compare a few hundred
+ * candidates each, instead of a million (docs/benchmarks.md).  Matches are
+ * joined with union-find, so a group is closed under "near". */
+#include <stdlib.h>
+#include <string.h>
+
+#include "db/db.h"
+
+struct keyed {
+	uint32_t key;
+	uint32_t idx;
+};
+
+static int cmp_keyed(const void *a, const void *b)
+{
+	const struct keyed *x = a, *y = b;
+	if (x->key != y->key)
+		return x->key < y->key ? -1 : 1;
+	return x->idx < y->idx ? -1 : x->idx > y->idx;
+}
+
+static uint32_t find(uint32_t *up, uint32_t i)
+{
+	while (up[i] != i) {
+		up[i] = up[up[i]]; /* path halving */
+		i = up[i];
+	}
+	return i;
+}
+
+static int popcount64(uint64_t x)
+{
+	int n = 0;
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+}
+
+static const uint64_t *sort_base;
+
+static int cmp_by_hash(const void *a, const void *b)
+{
+	uint64_t x = sort_base[*(const uint32_t *)a], y = sort_base[*(const uint32_t *)b];
+	return x < y ? -1 : x > y;
+}
+
+int db_near_groups(const uint64_t *h, size_t n, int bits, uint32_t *group)
+{
+	int m = bits + 1, c;
+	struct keyed *k;
+	uint32_t *order, *rep;
+	size_t i, j, nrep = 0;
+
+	if (bits < 0 || bits > 16 || n > UINT32_MAX)
+		return -1;
+	for (i = 0; i < n; i++)
+		group[i] = (uint32_t)i;
+	k = malloc((n ? n : 1) * sizeof(*k));
+	order = malloc((n ? n : 1) * sizeof(*order));
+	rep = malloc((n ? n : 1) * sizeof(*rep));
+	if (!k || !order || !rep) {
+		free(k);
+		free(order);
+		free(rep);
+		return -1;
+	}
+	/* equal hashes first (copies, re-saves): joined at once, one of them
+	 * stands for all, so no chunk bucket fills with the same value */
+	for (i = 0; i < n; i++)
+		order[i] = (uint32_t)i;
+	sort_base = h;
+	qsort(order, n, sizeof(*order), cmp_by_hash);
+	for (i = 0; i < n; i++) {
+		if (nrep && h[order[i]] == h[rep[nrep - 1]]) {
+			uint32_t a = find(group, order[i]), b = find(group, rep[nrep - 1]);
+			if (a != b)
+				group[a > b ? a : b] = a < b ? a : b;
+		} else {
+			rep[nrep++] = order[i];
+		}
+	}
+	for (c = 0; c < m; c++) {
+		/* chunk c: bits [lo, hi) of the 64 */
+		int lo = c * 64 / m, hi = (c + 1) * 64 / m;
+		uint64_t mask = hi - lo == 64 ? ~0ull : ((1ull << (hi - lo)) - 1);
+		for (i = 0; i < nrep; i++) {
+			k[i].key = (uint32_t)((h[rep[i]] >> lo) & mask);
+			k[i].idx = rep[i];
+		}
+		qsort(k, nrep, sizeof(*k), cmp_keyed);
+		for (i = 0; i < nrep; i = j) {
+			size_t a, b;
+			for (j = i + 1; j < nrep && k[j].key == k[i].key; j++)
+				;
+			for (a = i; a < j; a++)
+				for (b = a + 1; b < j; b++) {
+					uint32_t x = k[a].idx, y = k[b].idx, rx, ry;
+					if (popcount64(h[x] ^ h[y]) > bits)
+						continue;
+					rx = find(group, x);
+					ry = find(group, y);
+					if (rx != ry)
+						group[rx > ry ? rx : ry] = rx < ry ? rx : ry;
+				}
+		}
+	}
+	for (i = 0; i < n; i++)
+		group[i] = find(group, (uint32_t)i);
+	free(k);
+	free(order);
+	free(rep);
+	return 0;
+}
+
+/* Print one group's paths (ids in the same group, given in order). */
+static int print_group(struct db *db, sqlite3_stmt *path_of, const int64_t *ids, size_t n,
+		       const char *kind, const char *detail, int json, FILE *out,
+		       struct sl_err *err)
+{
+	struct strbuf o = STRBUF_INIT;
+	size_t i;
+	int rc = SL_OK;
+
+	if (json)
+		sb_addf(&o, "{\"kind\":\"%s\",%s,\"paths\":[", kind, detail);
+	else
+		sb_addf(&o, "%s (%s), %zu files:\n", kind, detail, n);
+	for (i = 0; i < n && rc == SL_OK; i++) {
+		sqlite3_reset(path_of);
+		sqlite3_bind_int64(path_of, 1, ids[i]);
+		if (sqlite3_step(path_of) != SQLITE_ROW) {
+			rc = DB_FAIL(db->h, err, "dupes: path");
+			break;
+		}
+		if (json) {
+			if (i)
+				sb_addc(&o, ',');
+			sb_add_json(&o, (const char *)sqlite3_column_text(path_of, 0),
+				    (size_t)sqlite3_column_bytes(path_of, 0));
+		} else {
+			sb_adds(&o, "  ");
+			sb_add_utf8_lossy(&o, (const char *)sqlite3_column_text(path_of, 0),
+					  (size_t)sqlite3_column_bytes(path_of, 0));
+			sb_addc(&o, '\n');
+		}
+	}
+	sb_adds(&o, json ? "]}\n" : "\n");
+	if (rc == SL_OK && (o.oom || fwrite(o.p, 1, o.len, out) != o.len))
+		rc = SL_FAIL(err, SL_E_IO, 0, "dupes: write error");
+	sb_free(&o);
+	return rc;
+}
+
+static int identical(struct db *db, sqlite3_stmt *path_of, int json, FILE *out,
+		     uint64_t *ngroups, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int64_t *ids = NULL;
+	size_t n = 0, cap = 0;
+	char prev[64] = "", detail[160];
+	int64_t size = 0;
+	int r, rc = SL_OK;
+
+	/* empty files all share one hash and are no one's copies */
+	if (sqlite3_prepare_v2(db->h,
+			       "SELECT id, content_hash, size FROM files WHERE deleted_at IS NULL"
+			       " AND size > 0 AND content_hash IN (SELECT content_hash FROM files"
+			       " WHERE deleted_at IS NULL AND size > 0 AND content_hash IS NOT NULL"
+			       " GROUP BY content_hash HAVING count(*) > 1)"
+			       " ORDER BY content_hash, path",
+			       -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare dupes");
+	for (;;) {
+		const char *hash = NULL;
+		r = sqlite3_step(st);
+		if (r == SQLITE_ROW)
+			hash = (const char *)sqlite3_column_text(st, 1);
+		if (n && (r != SQLITE_ROW || strcmp(hash, prev) != 0)) {
+			snprintf(detail, sizeof(detail), json ? "\"content_hash\":\"%s\",\"size\":%lld"
+							      : "content hash %s, %lld bytes",
+				 prev, (long long)size);
+			rc = print_group(db, path_of, ids, n, "identical", detail, json, out, err);
+			(*ngroups)++;
+			n = 0;
+			if (rc != SL_OK)
+				break;
+		}
+		if (r != SQLITE_ROW)
+			break;
+		if (sl_grow(&ids, &cap, n + 1, sizeof(*ids)) != 0) {
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "dupes: out of memory");
+			break;
+		}
+		ids[n++] = sqlite3_column_int64(st, 0);
+		snprintf(prev, sizeof(prev), "%s", hash);
+		size = sqlite3_column_int64(st, 2);
+	}
+	if (rc == SL_OK && r != SQLITE_DONE)
+		rc = DB_FAIL(db->h, err, "dupes");
+	sqlite3_finalize(st);
+	free(ids);
+	return rc;
+}
+
+struct member {
+	uint32_t group;
+	int64_t id;
+};
+
+static int cmp_member(const void *a, const void *b)
+{
+	const struct member *x = a, *y = b;
+	if (x->group != y->group)
+		return x->group < y->group ? -1 : 1;
+	return x->id < y->id ? -1 : x->id > y->id;
+}
+
+static int near(struct db *db, sqlite3_stmt *path_of, int bits, int json, FILE *out,
+		uint64_t *ngroups, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	uint64_t *h = NULL;
+	int64_t *ids = NULL, *run = NULL;
+	uint32_t *group = NULL;
+	struct member *mem = NULL;
+	size_t n = 0, cap = 0, capi = 0, i, j;
+	char detail[96];
+	int r, rc = SL_OK;
+
+	if (sqlite3_prepare_v2(db->h,
+			       "SELECT id, phash FROM files WHERE deleted_at IS NULL"
+			       " AND phash IS NOT NULL",
+			       -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare dupes");
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		if (sl_grow(&h, &cap, n + 1, sizeof(*h)) != 0 ||
+		    sl_grow(&ids, &capi, n + 1, sizeof(*ids)) != 0) {
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "dupes: out of memory");
+			break;
+		}
+		ids[n] = sqlite3_column_int64(st, 0);
+		h[n++] = (uint64_t)sqlite3_column_int64(st, 1);
+	}
+	if (rc == SL_OK && r != SQLITE_DONE)
+		rc = DB_FAIL(db->h, err, "dupes");
+	sqlite3_finalize(st);
+	if (rc == SL_OK && n) {
+		group = malloc(n * sizeof(*group));
+		mem = malloc(n * sizeof(*mem));
+		run = malloc(n * sizeof(*run));
+		if (!group || !mem || !run || db_near_groups(h, n, bits, group) != 0)
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "dupes: out of memory");
+	}
+	if (rc == SL_OK && n) {
+		for (i = 0; i < n; i++) {
+			mem[i].group = group[i];
+			mem[i].id = ids[i];
+		}
+		qsort(mem, n, sizeof(*mem), cmp_member);
+		snprintf(detail, sizeof(detail),
+			 json ? "\"max_bits\":%d" : "perceptual hashes within %d bits", bits);
+		for (i = 0; i < n && rc == SL_OK; i = j) {
+			for (j = i; j < n && mem[j].group == mem[i].group; j++)
+				run[j - i] = mem[j].id;
+			if (j - i > 1) {
+				rc = print_group(db, path_of, run, j - i, "near", detail, json, out, err);
+				(*ngroups)++;
+			}
+		}
+	}
+	free(h);
+	free(ids);
+	free(group);
+	free(mem);
+	free(run);
+	return rc;
+}
+
+int db_dupes(struct db *db, FILE *out, int near_bits, int json, uint64_t *ngroups,
+	     struct sl_err *err)
+{
+	sqlite3_stmt *path_of = NULL;
+	int rc;
+
+	*ngroups = 0;
+	if (sqlite3_prepare_v2(db->h, "SELECT path FROM files WHERE id = ?1", -1, &path_of,
+			       NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare dupes");
+	rc = near_bits < 0 ? identical(db, path_of, json, out, ngroups, err)
+			   : near(db, path_of, near_bits, json, out, ngroups, err);
+	sqlite3_finalize(path_of);
+	if (rc == SL_OK && fflush(out) != 0)
+		rc = SL_FAIL(err, SL_E_IO, 0, "dupes: write error");
+	return rc;
+}

@@ -1,0 +1,82 @@
+/* seekless dupes - identical files and near-identical images. */
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "db/db.h"
+#include "tools/cli.h"
+
+#define DEFAULT_BITS 4
+
+static const char help[] =
+	"usage: seekless dupes [--near[=BITS]] [--json] [--db PATH] [--config FILE]\n"
+	"\n"
+	"Groups of duplicates in the index, each group's paths in path order.\n"
+	"\n"
+	"  (default)       identical files: the same content hash (empty files\n"
+	"                  are left out)\n"
+	"  --near[=BITS]   near-identical images: perceptual hashes within BITS\n"
+	"                  bits of each other (default 4; 0-16).  Re-saved,\n"
+	"                  resized and rotated copies (EXIF orientation) fall\n"
+	"                  within 2 bits; different pictures are ~30 apart.\n"
+	"                  Only JPEGs read with the perceptual hash on have one.\n"
+	"  --json          one JSON object per group, one per line\n";
+
+int cmd_dupes(int argc, char **argv)
+{
+	static const struct option opts[] = {
+		{"near", optional_argument, NULL, 'n'},
+		{"json", no_argument, NULL, 'j'},
+		{"db", required_argument, NULL, 'd'},
+		{"config", required_argument, NULL, 'C'},
+		{"help", no_argument, NULL, 'h'},
+		{NULL, 0, NULL, 0},
+	};
+	struct strbuf dbpath = STRBUF_INIT;
+	const char *dbopt = NULL, *config = NULL;
+	struct db *db = NULL;
+	struct sl_err e;
+	uint64_t groups = 0;
+	int c, rc, json = 0, bits = -1;
+	char *end;
+
+	optind = 1;
+	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+		switch (c) {
+		case 'n':
+			bits = DEFAULT_BITS;
+			if (optarg) {
+				long b = strtol(optarg, &end, 10);
+				if (*end || b < 0 || b > 16) {
+					cli_usage_error("dupes", "--near=BITS wants 0 to 16");
+					return EXIT_USAGE;
+				}
+				bits = (int)b;
+			}
+			break;
+		case 'j': json = 1; break;
+		case 'd': dbopt = optarg; break;
+		case 'C': config = optarg; break;
+		case 'h': fputs(help, stdout); return EXIT_OK;
+		default: fputs(help, stderr); return EXIT_USAGE;
+		}
+	}
+	if (optind < argc) {
+		cli_usage_error("dupes", "unexpected argument '%s' (--near=BITS takes '=')",
+				argv[optind]);
+		return EXIT_USAGE;
+	}
+	if ((rc = cli_index_path("dupes", dbopt, config, &dbpath)) != EXIT_OK)
+		return rc;
+	rc = db_open(dbpath.p, 0, &db, &e);
+	if (rc == SL_OK)
+		rc = db_dupes(db, stdout, bits, json, &groups, &e);
+	if (rc != SL_OK)
+		cli_error("dupes", &e);
+	else if (!json)
+		fprintf(stderr, "seekless dupes: %" PRIu64 " groups\n", groups);
+	db_close(db);
+	sb_free(&dbpath);
+	return rc == SL_OK ? EXIT_OK : EXIT_FATAL;
+}
