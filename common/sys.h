@@ -112,6 +112,9 @@ int sys_sandbox(const char *const *read_only, size_t n, const char *write_dir, c
  * it dirtied).  Returns 0, or an errno value (ENOSYS where unknown). */
 int sys_io_bytes(uint64_t *bytes);
 
+/* Whether stream f is a terminal (progress lines go only to terminals). */
+int sys_is_tty(FILE *f);
+
 /* Sleep for the given number of seconds. */
 void sys_sleep(double seconds);
 

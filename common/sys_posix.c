@@ -470,3 +470,8 @@ int sys_sandbox(const char *const *read_only, size_t n, const char *write_dir, c
 		 "read-write %s only", abi, n, n == 1 ? "" : "s", write_dir);
 	return 0;
 }
+
+int sys_is_tty(FILE *f)
+{
+	return isatty(fileno(f));
+}

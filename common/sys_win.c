@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <io.h>
 #include <windows.h>
 #include <psapi.h>
 #include <sddl.h>
@@ -514,4 +515,9 @@ int sys_sandbox(const char *const *read_only, size_t n, const char *write_dir, c
 	 * grant it access; not done (docs/windows.md). */
 	snprintf(how, cap, "no sandbox on Windows");
 	return ENOSYS;
+}
+
+int sys_is_tty(FILE *f)
+{
+	return _isatty(_fileno(f));
 }

@@ -37,7 +37,9 @@ static const char help[] =
 	"  --order ORDER   auto (default: physical on disks with a seek penalty,\n"
 	"                  fs order on disks without), physical, inode, fs, path, random\n"
 	"  --jobs N        extractor threads (default: one per CPU)\n"
-	"  --progress      show progress on standard error\n"
+	"  --progress      show progress on standard error (the default when it\n"
+	"                  is a terminal: phase, files, MB, MB/s, ETA)\n"
+	"  --no-progress   only the summary\n"
 	"  --quiet         print nothing but errors\n"
 	"  --background    stay out of the way: idle I/O class, lowest CPU priority,\n"
 	"                  and wait while anyone else uses the disk (docs/usage.md)\n"
@@ -103,6 +105,14 @@ static int sink(void *ctx, const struct px_record *r, struct sl_err *err)
 	if (r->err_code)
 		s->nerrors++;
 	return db_sink(s->db, r, err);
+}
+
+/* The phase before reading starts, on the progress line. */
+static void phase(const struct scan_ctx *s, const char *what, size_t n)
+{
+	if (s->progress)
+		fprintf(stderr, "\r[%s] %zu %s   ", what, n,
+			strcmp(what, "walk") == 0 ? "roots" : "files");
 }
 
 static void on_progress(void *ctx, const struct px_progress *p)
@@ -225,6 +235,7 @@ int cmd_scan(int argc, char **argv)
 		{"order", required_argument, NULL, 'o'},
 		{"jobs", required_argument, NULL, 'j'},
 		{"progress", no_argument, NULL, 'p'},
+		{"no-progress", no_argument, NULL, 'P'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"seed", required_argument, NULL, 's'},
 		{"cross-fs", no_argument, NULL, 'x'},
@@ -266,6 +277,7 @@ int cmd_scan(int argc, char **argv)
 	const char *status;
 
 	memset(&sc, 0, sizeof(sc));
+	sc.progress = -1; /* unset: on when standard error is a terminal */
 	memset(&po, 0, sizeof(po));
 	memset(&st, 0, sizeof(st));
 	memset(&p, 0, sizeof(p));
@@ -296,6 +308,7 @@ int cmd_scan(int argc, char **argv)
 			}
 			break;
 		case 'p': sc.progress = 1; break;
+		case 'P': sc.progress = 0; break;
 		case 'q': sc.quiet = 1; break;
 		case 's':
 			seed = strtoull(optarg, NULL, 10);
@@ -322,10 +335,12 @@ int cmd_scan(int argc, char **argv)
 		default: fputs(help, stderr); goto usage;
 		}
 	}
-	if (sc.progress && sc.quiet) {
+	if (sc.progress == 1 && sc.quiet) {
 		cli_usage_error("scan", "--progress and --quiet exclude each other");
 		goto usage;
 	}
+	if (sc.progress < 0)
+		sc.progress = !sc.quiet && !scheduled && sys_is_tty(stderr);
 	if (files_from && optind < argc) {
 		cli_usage_error("scan", "--files-from names the files: no ROOT with it");
 		goto usage;
@@ -411,12 +426,15 @@ int cmd_scan(int argc, char **argv)
 	rc = files_from ? SL_OK : sj_decide(&jn, db, &p, dbpath.p, full, &e);
 	if (rc == SL_OK && jn.listed)
 		rc = sj_list(&jn, &p, &ex, &e);
-	if (rc == SL_OK && !jn.listed && !files_from)
+	if (rc == SL_OK && !jn.listed && !files_from) {
+		phase(&sc, "walk", p.nroots);
 		rc = cli_walk(&p, cross_fs, &ex, dbpath.p, &cancel, &e);
+	}
 	if (rc == SL_OK) {
 		/* stat everything, diff with the index, then ask for the extent
 		 * maps of only the files that will be read */
 		double t = sys_now();
+		phase(&sc, "locate", p.ft.nfiles);
 		rc = locate_stat(&p.ft, &p.devs, &p.ls, &cancel, &e);
 		if (rc == SL_OK)
 			rc = db_map_fs(db, p.devs, p.ft.ndevs, &e);
@@ -442,9 +460,9 @@ int cmd_scan(int argc, char **argv)
 			po.progress_ctx = &sc;
 		}
 		rc = px_run(&p.ft, &pl, &po, sink, &sc, &st, &e);
-		if (sc.progress)
-			fputc('\n', stderr);
 	}
+	if (sc.progress)
+		fputc('\n', stderr); /* end the progress line, whatever happened */
 	if (rc == SL_OK)
 		rc = db_commit(db, &e);
 	if (rc == SL_OK) {

@@ -1,0 +1,48 @@
+"""Progress goes to terminals only: on a pseudo-terminal a scan shows its
+phases and a read line (files, MB, MB/s, ETA) on standard error; through a
+pipe only the summary; --no-progress and --quiet silence it; nothing is
+ever coloured (NO_COLOR holds by construction)."""
+import os
+import pty
+import subprocess
+
+from lib import BIN, check, done, mkcorpus, tempdir
+
+with tempdir("progress", base="/dev/shm") as work:
+    root = os.path.join(work, "photos")
+    mkcorpus(root, "--files", 200, "--median", "20k", "--seed", 51, "--no-sync")
+
+    def on_tty(*args):
+        master, slave = pty.openpty()
+        p = subprocess.Popen([BIN] + list(args), stdout=subprocess.PIPE, stderr=slave)
+        os.close(slave)
+        out = p.stdout.read().decode()
+        p.wait()
+        chunks = []
+        while True:
+            try:
+                b = os.read(master, 65536)
+            except OSError:
+                break
+            if not b:
+                break
+            chunks.append(b)
+        os.close(master)
+        return p.returncode, out, b"".join(chunks).decode(errors="replace")
+
+    rc, out, err = on_tty("scan", "--db", os.path.join(work, "a.db"), root)
+    check(rc == 0 and "seekless scan: ok" in out, "scan on a terminal: %d" % rc)
+    check("[walk]" in err and "[locate]" in err and "[read]" in err and "MB/s" in err and
+          "ETA" in err, "phases and the read line on the terminal: %r" % err[-300:])
+    check("\x1b[" not in err + out, "no colour codes")
+
+    p = subprocess.run([BIN, "scan", "--full", "--db", os.path.join(work, "a.db"), root],
+                       capture_output=True, text=True)
+    check(p.returncode == 0 and "[read]" not in p.stderr and "\r" not in p.stderr,
+          "through a pipe: only the summary: %r" % p.stderr[:200])
+    rc, out, err = on_tty("scan", "--no-progress", "--full", "--db", os.path.join(work, "a.db"),
+                          root)
+    check("[read]" not in err, "--no-progress")
+    rc, out, err = on_tty("scan", "--quiet", "--full", "--db", os.path.join(work, "a.db"), root)
+    check("[read]" not in err and out == "", "--quiet: nothing")
+done()
