@@ -41,6 +41,7 @@ static const char help[] =
 	"                  is a terminal: phase, files, MB, MB/s, ETA)\n"
 	"  --no-progress   only the summary\n"
 	"  --quiet         print nothing but errors\n"
+	"  --json          the summary as one JSON object (for scripts)\n"
 	"  --background    stay out of the way: idle I/O class, lowest CPU priority,\n"
 	"                  and wait while anyone else uses the disk (docs/usage.md)\n"
 	"  --foreground    the opposite (the default, except for --scheduled)\n"
@@ -123,6 +124,78 @@ static void on_progress(void *ctx, const struct px_progress *p)
 	fprintf(stderr, "\r[read] %" PRIu64 "/%" PRIu64 " files, %.1f/%.1f MB, %.1f MB/s, ETA %.0f s   ",
 		p->files_done, p->files_total, (double)p->bytes_done / 1e6,
 		(double)p->bytes_total / 1e6, mbs, eta);
+}
+
+static void json_str(struct strbuf *o, const char *key, const char *v)
+{
+	sb_addf(o, ",\"%s\":", key);
+	if (v)
+		sb_add_json(o, v, strlen(v));
+	else
+		sb_adds(o, "null");
+}
+
+/* The summary as one JSON object, for scripts (--json). */
+static void print_json_summary(const struct prep *p, const struct plan *pl,
+			       const struct px_stats *st, const struct scan_ctx *s,
+			       const struct db_diff *d, const char *dbpath, int64_t scan_id,
+			       uint64_t marked, uint64_t relinked, int marked_skipped, double wall,
+			       const char *status, const char *background, int full,
+			       const char *journal, const char *sandbox)
+{
+	struct strbuf o = STRBUF_INIT;
+	double y = 0;
+	size_t g;
+	uint64_t i;
+
+	for (g = 0; g < st->ngroups; g++)
+		y += st->groups[g].yield_s;
+	sb_addf(&o, "{\"status\":\"%s\",\"scan_id\":%" PRId64, status, scan_id);
+	json_str(&o, "index", dbpath);
+	sb_addf(&o, ",\"files_read\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"errors\":%" PRIu64
+		",\"wall_s\":%.3f,\"walk\":{\"s\":%.3f,\"dirs\":%" PRIu64 ",\"files\":%" PRIu64
+		",\"symlinks\":%" PRIu64 ",\"special\":%" PRIu64 ",\"other_fs\":%" PRIu64
+		",\"excluded_files\":%" PRIu64 ",\"excluded_dirs\":%" PRIu64
+		",\"dir_errors\":%" PRIu64 "},\"locate_s\":%.3f,\"located\":%" PRIu64,
+		st->files, st->bytes, st->errors, wall, p->walk_s, p->ws.dirs, p->ws.files,
+		p->ws.symlinks, p->ws.special, p->ws.other_fs, p->ws.excl_files, p->ws.excl_dirs,
+		p->ws.dir_errors, p->locate_s, p->ls.located);
+	sb_addf(&o, ",\"full\":%s,\"unchanged\":%" PRIu64 ",\"changed\":%" PRIu64
+		",\"new\":%" PRIu64 ",\"moved\":%" PRIu64 ",\"relinked\":%" PRIu64
+		",\"deleted\":%" PRIu64 ",\"deletions_skipped\":%s,\"unavailable\":%" PRIu64,
+		full ? "true" : "false", d->unchanged, d->changed, d->added, d->moved, relinked,
+		marked, marked_skipped ? "true" : "false", d->unavailable);
+	sb_addf(&o, ",\"read_s\":%.3f,\"extract_s\":%.3f,\"store_s\":%.3f,\"jobs\":%d",
+		st->read_s, st->extract_s, st->store_s, st->jobs);
+	json_str(&o, "background", background);
+	sb_addf(&o, ",\"yield_s\":%.3f", y);
+	json_str(&o, "journal", journal && journal[0] ? journal : NULL);
+	json_str(&o, "sandbox", sandbox && sandbox[0] ? sandbox : NULL);
+	sb_adds(&o, ",\"devices\":[");
+	for (g = 0; g < pl->ngroups; g++) {
+		const struct plan_group *gr = &pl->groups[g];
+		const struct px_group_stats *gs = g < st->ngroups ? &st->groups[g] : NULL;
+		char fs[512];
+		cli_group_fs(p, pl, g, fs, sizeof(fs));
+		sb_adds(&o, g ? ",{\"name\":" : "{\"name\":");
+		sb_add_json(&o, gr->name, strlen(gr->name));
+		json_str(&o, "file_systems", fs);
+		sb_addf(&o, ",\"order\":\"%s\"", plan_order_name(gr->order));
+		json_str(&o, "reason", gr->reason);
+		sb_addf(&o, ",\"files\":%zu,\"files_read\":%" PRIu64 ",\"bytes_read\":%" PRIu64
+			",\"read_s\":%.3f}", gr->count, gs ? gs->files : 0, gs ? gs->bytes : 0,
+			gs ? gs->read_s : 0.0);
+	}
+	sb_adds(&o, "],\"errors_shown\":[");
+	for (i = 0; i < s->nerrors && i < MAX_SHOWN_ERRORS; i++) {
+		if (i)
+			sb_addc(&o, ',');
+		sb_add_json(&o, s->shown[i] ? s->shown[i] : "", s->shown[i] ? strlen(s->shown[i]) : 0);
+	}
+	sb_adds(&o, "]}\n");
+	if (!o.oom)
+		fwrite(o.p, 1, o.len, stdout);
+	sb_free(&o);
 }
 
 static void print_summary(const struct prep *p, const struct plan *pl, const struct px_stats *st,
@@ -236,6 +309,7 @@ int cmd_scan(int argc, char **argv)
 		{"jobs", required_argument, NULL, 'j'},
 		{"progress", no_argument, NULL, 'p'},
 		{"no-progress", no_argument, NULL, 'P'},
+		{"json", no_argument, NULL, 'J'},
 		{"quiet", no_argument, NULL, 'q'},
 		{"seed", required_argument, NULL, 's'},
 		{"cross-fs", no_argument, NULL, 'x'},
@@ -272,7 +346,7 @@ int cmd_scan(int argc, char **argv)
 	char sandbox_how[400] = "";
 	uint64_t seed = 0, mem = 0, marked = 0;
 	int order = -1, cross_fs = -1, have_seed = 0, marked_skipped = 0, full = 0, phash = -1;
-	int background = -1, scheduled = 0, c, rc, i;
+	int background = -1, scheduled = 0, json = 0, c, rc, i;
 	double t0 = sys_now();
 	const char *status;
 
@@ -309,6 +383,7 @@ int cmd_scan(int argc, char **argv)
 			break;
 		case 'p': sc.progress = 1; break;
 		case 'P': sc.progress = 0; break;
+		case 'J': json = 1; break;
 		case 'q': sc.quiet = 1; break;
 		case 's':
 			seed = strtoull(optarg, NULL, 10);
@@ -511,12 +586,16 @@ int cmd_scan(int argc, char **argv)
 			}
 		}
 	}
-	if (!sc.quiet && rc != SL_E_USAGE)
+	if (json && rc != SL_E_USAGE)
+		print_json_summary(&p, &pl, &st, &sc, &diff, dbpath.p, db->scan_id, marked,
+				   db->relinked, marked_skipped, end.wall_s, status,
+				   background ? bg_how : NULL, full, jn.report.p, sandbox_how);
+	else if (!sc.quiet && rc != SL_E_USAGE)
 		print_summary(&p, &pl, &st, &sc, &diff, dbpath.p, db->scan_id, marked, db->relinked,
 			      marked_skipped, end.wall_s, status, background ? bg_how : NULL, full);
-	if (!sc.quiet && jn.report.len)
+	if (!json && !sc.quiet && jn.report.len)
 		fputs(jn.report.p, stdout);
-	if (!sc.quiet && sandbox_how[0])
+	if (!json && !sc.quiet && sandbox_how[0])
 		printf("  sandbox     %s\n", sandbox_how);
 	if (sc.quiet && sc.nerrors)
 		for (i = 0; (uint64_t)i < sc.nerrors && i < MAX_SHOWN_ERRORS; i++)

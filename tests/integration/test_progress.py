@@ -2,6 +2,7 @@
 phases and a read line (files, MB, MB/s, ETA) on standard error; through a
 pipe only the summary; --no-progress and --quiet silence it; nothing is
 ever coloured (NO_COLOR holds by construction)."""
+import json
 import os
 import pty
 import subprocess
@@ -45,4 +46,17 @@ with tempdir("progress", base="/dev/shm") as work:
     check("[read]" not in err, "--no-progress")
     rc, out, err = on_tty("scan", "--quiet", "--full", "--db", os.path.join(work, "a.db"), root)
     check("[read]" not in err and out == "", "--quiet: nothing")
+
+    # --json: the summary as one object, for scripts
+    with open(os.path.join(root, "bad.jpg"), "wb") as f:
+        f.write(b"\xff\xd8\xff\xe0 not really")
+    p = subprocess.run([BIN, "scan", "--json", "--db", os.path.join(work, "a.db"), root],
+                       capture_output=True, text=True)
+    s = json.loads(p.stdout)
+    check(p.returncode == 1 and s["status"] == "errors" and s["errors"] == 1 and
+          s["new"] == 1 and s["unchanged"] == 200 and s["files_read"] == 1,
+          "scan --json: %r" % {k: s[k] for k in ("status", "errors", "new", "unchanged")})
+    check(len(s["devices"]) == 1 and s["devices"][0]["order"] in ("inode", "fs", "physical")
+          and s["devices"][0]["reason"], "its device, order and reason")
+    check(len(s["errors_shown"]) == 1 and "bad.jpg" in s["errors_shown"][0], "the error")
 done()
