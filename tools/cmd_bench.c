@@ -33,12 +33,15 @@ static const char help[] =
 	"  --cold-cmd CMD  run CMD (through sh) before every run, e.g. a remount\n"
 	"  --seed N        seed of the random order (run r uses N + r)\n"
 	"  --cross-fs      descend into file systems mounted below a root\n"
+	"  --json          the results as one JSON object (every run's times too)\n"
 	"\n"
 	"Cold cache: every file's pages are dropped (POSIX_FADV_DONTNEED); as root\n"
 	"the kernel's caches are dropped too (sync; drop_caches), so the walk is\n"
 	"cold as well.  --cold-cmd adds whatever else your setup needs.\n";
 
 #define MAX_ORDERS 8
+
+static double median(double *v, int n);
 
 struct event {
 	double t0, t1;
@@ -49,6 +52,38 @@ struct result {
 	double wall, meta;
 	uint64_t bytes, files;
 };
+
+/* The table as JSON: per order the medians and every run. */
+static void print_json(const int *orders, int norders, int runs,
+		       const struct result (*res)[32], uint64_t files, uint64_t bytes, int dropped,
+		       double fs_wall)
+{
+	int k, r;
+
+	printf("{\"files\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"runs\":%d,\"caches_dropped\":%s,"
+	       "\"orders\":[", files, bytes, runs, dropped ? "true" : "false");
+	for (k = 0; k < norders; k++) {
+		double w[32], m[32], wall, meta;
+		for (r = 0; r < runs; r++) {
+			w[r] = res[k][r].wall;
+			m[r] = res[k][r].meta;
+		}
+		wall = median(w, runs);
+		meta = median(m, runs);
+		printf("%s{\"order\":\"%s\",\"wall_s\":%.3f,\"mb_per_s\":%.1f,\"files_per_s\":%.0f,"
+		       "\"speedup_over_fs\":", k ? "," : "", plan_order_name(orders[k]), wall,
+		       wall > 0 ? (double)bytes / 1e6 / wall : 0, wall > 0 ? (double)files / wall : 0);
+		if (fs_wall > 0 && wall > 0)
+			printf("%.3f", fs_wall / wall);
+		else
+			printf("null");
+		printf(",\"metadata_s\":%.3f,\"run_wall_s\":[", meta);
+		for (r = 0; r < runs; r++)
+			printf("%s%.3f", r ? "," : "", res[k][r].wall);
+		printf("]}");
+	}
+	printf("]}\n");
+}
 
 struct trace {
 	struct event *ev; /* by plan position */
@@ -193,10 +228,11 @@ int cmd_bench(int argc, char **argv)
 		{"svg", required_argument, NULL, 's'},    {"db", required_argument, NULL, 'd'},
 		{"cold-cmd", required_argument, NULL, 'c'}, {"seed", required_argument, NULL, 'S'},
 		{"cross-fs", no_argument, NULL, 'x'},     {"help", no_argument, NULL, 'h'},
+		{"json", no_argument, NULL, 'j'},
 		{NULL, 0, NULL, 0},
 	};
 	static atomic_int cancel;
-	int orders[MAX_ORDERS], norders = 0, runs = 3, cross_fs = 0, c, r, k, rc = SL_OK;
+	int orders[MAX_ORDERS], norders = 0, runs = 3, cross_fs = 0, json = 0, c, r, k, rc = SL_OK;
 	const char *svg = NULL, *dbopt = NULL, *cold_cmd = NULL;
 	uint64_t seed = 1, files = 0, bytes = 0;
 	struct result res[MAX_ORDERS][32];
@@ -233,6 +269,7 @@ int cmd_bench(int argc, char **argv)
 		case 'c': cold_cmd = optarg; break;
 		case 'S': seed = strtoull(optarg, NULL, 10); break;
 		case 'x': cross_fs = 1; break;
+		case 'j': json = 1; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); return EXIT_USAGE;
 		}
@@ -368,6 +405,10 @@ int cmd_bench(int argc, char **argv)
 				v[r] = res[fs_index][r].wall;
 			fs_wall = median(v, runs);
 		}
+		if (json) {
+			print_json(orders, norders, runs, res, files, bytes, dropped, fs_wall);
+			goto svg_out;
+		}
 		cli_fmt_bytes(bytes, b, sizeof(b));
 		printf("seekless bench: %" PRIu64 " files, %s; median of %d cold run%s per order "
 		       "(%s)\n",
@@ -392,6 +433,7 @@ int cmd_bench(int argc, char **argv)
 				printf("%9s", "-");
 			printf(" %11.2f\n", meta);
 		}
+svg_out:
 		if (svg) {
 			FILE *f = sys_fopen(svg, "w");
 			if (!f) {
@@ -401,7 +443,7 @@ int cmd_bench(int argc, char **argv)
 				write_svg(f, orders, norders, tr);
 				if (fclose(f) != 0)
 					rc = SL_E_IO;
-				else
+				else if (!json)
 					printf("picture: %s\n", svg);
 			}
 		}

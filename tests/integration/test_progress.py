@@ -1,7 +1,9 @@
-"""Progress goes to terminals only: on a pseudo-terminal a scan shows its
-phases and a read line (files, MB, MB/s, ETA) on standard error; through a
-pipe only the summary; --no-progress and --quiet silence it; nothing is
-ever coloured (NO_COLOR holds by construction)."""
+"""What scan and bench print.  Progress goes to terminals only: on a
+pseudo-terminal a scan shows its phases and a read line (files, MB, MB/s,
+ETA) on standard error; through a pipe only the summary; --no-progress and
+--quiet silence it; nothing is ever coloured (NO_COLOR holds by
+construction).  --json gives the scan's summary and the bench's table as
+JSON objects."""
 import json
 import os
 import pty
@@ -59,4 +61,12 @@ with tempdir("progress", base="/dev/shm") as work:
     check(len(s["devices"]) == 1 and s["devices"][0]["order"] in ("inode", "fs", "physical")
           and s["devices"][0]["reason"], "its device, order and reason")
     check(len(s["errors_shown"]) == 1 and "bad.jpg" in s["errors_shown"][0], "the error")
+
+    # bench --json: medians per order and every run's time
+    p = subprocess.run([BIN, "bench", "--json", "--runs", "2", "--orders", "physical,fs",
+                        "--db", os.path.join(work, "b.db"), root], capture_output=True, text=True)
+    b = json.loads(p.stdout)
+    check(p.returncode == 0 and b["files"] == 201 and [o["order"] for o in b["orders"]] ==
+          ["physical", "fs"] and all(len(o["run_wall_s"]) == 2 for o in b["orders"]) and
+          b["orders"][1]["speedup_over_fs"] == 1.0, "bench --json: %r" % b)
 done()
