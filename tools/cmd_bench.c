@@ -53,6 +53,16 @@ struct result {
 	uint64_t bytes, files;
 };
 
+/* On a terminal: the run's order, files, MB, MB/s and ETA as it reads. */
+static void bench_progress(void *ctx, const struct px_progress *p)
+{
+	double mbs = p->elapsed > 0 ? (double)p->bytes_done / 1e6 / p->elapsed : 0;
+	double eta = mbs > 0 ? ((double)(p->bytes_total - p->bytes_done) / 1e6) / mbs : 0;
+	fprintf(stderr, "\r[%s] %" PRIu64 "/%" PRIu64 " files, %.1f/%.1f MB, %.1f MB/s, ETA %.0f s   ",
+		(const char *)ctx, p->files_done, p->files_total, (double)p->bytes_done / 1e6,
+		(double)p->bytes_total / 1e6, mbs, eta);
+}
+
 /* The table as JSON: per order the medians and every run. */
 static void print_json(const int *orders, int norders, int runs,
 		       const struct result (*res)[32], uint64_t files, uint64_t bytes, int dropped,
@@ -233,6 +243,7 @@ int cmd_bench(int argc, char **argv)
 	};
 	static atomic_int cancel;
 	int orders[MAX_ORDERS], norders = 0, runs = 3, cross_fs = 0, json = 0, c, r, k, rc = SL_OK;
+	int tty = sys_is_tty(stderr);
 	const char *svg = NULL, *dbopt = NULL, *cold_cmd = NULL;
 	uint64_t seed = 1, files = 0, bytes = 0;
 	struct result res[MAX_ORDERS][32];
@@ -334,6 +345,10 @@ int cmd_bench(int argc, char **argv)
 				po.on_read = on_read;
 				po.on_read_ctx = ev;
 				po.cancel = &cancel;
+				if (tty) {
+					po.progress = bench_progress;
+					po.progress_ctx = (void *)plan_order_name(order);
+				}
 				rc = db_scan_begin(db, "bench", plan_order_name(order),
 						   (const char *const *)p.roots, p.nroots, 0, &e);
 				if (rc == SL_OK && ev)
@@ -383,7 +398,8 @@ int cmd_bench(int argc, char **argv)
 					}
 					tr[oi].have = tr[oi].phys != NULL;
 				}
-				fprintf(stderr, "run %d  %-9s read %7.2f s  metadata %5.2f s\n", r + 1,
+				fprintf(stderr, "%srun %d  %-9s read %7.2f s  metadata %5.2f s\n",
+					tty ? "\r" : "", r + 1,
 					plan_order_name(order), st.read_s, res[oi][r].meta);
 			} else {
 				cli_error("bench", &e);

@@ -62,6 +62,11 @@ with tempdir("progress", base="/dev/shm") as work:
           and s["devices"][0]["reason"], "its device, order and reason")
     check(len(s["errors_shown"]) == 1 and "bad.jpg" in s["errors_shown"][0], "the error")
 
+    rc, out, err = on_tty("bench", "--runs", "1", "--orders", "fs", "--db",
+                          os.path.join(work, "b.db"), root)
+    check(rc == 0 and "[fs]" in err and "MB/s" in err and "run 1" in err,
+          "bench progress on a terminal: %r" % err[-200:])
+
     # bench --json: medians per order and every run's time
     p = subprocess.run([BIN, "bench", "--json", "--runs", "2", "--orders", "physical,fs",
                         "--db", os.path.join(work, "b.db"), root], capture_output=True, text=True)
