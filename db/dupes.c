@@ -38,10 +38,14 @@ static uint32_t find(uint32_t *up, uint32_t i)
 
 static int popcount64(uint64_t x)
 {
+#if defined(__GNUC__)
+	return __builtin_popcountll(x); /* one instruction where the CPU has it */
+#else
 	int n = 0;
 	for (; x; x &= x - 1)
 		n++;
 	return n;
+#endif
 }
 
 static const uint64_t *sort_base;
