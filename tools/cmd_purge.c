@@ -8,7 +8,7 @@
 #include "tools/cli.h"
 
 static const char help[] =
-	"usage: seekless purge [--db PATH] [--config FILE] [--older-than DAYS]\n"
+	"usage: seekless purge [--db PATH] [--config FILE] [--older-than DAYS] [--json]\n"
 	"\n"
 	"Delete from the index the records of files that scans found gone\n"
 	"(marked deleted), all of them or those deleted more than DAYS ago.\n"
@@ -16,7 +16,8 @@ static const char help[] =
 	"  --db PATH          the index (default: the configuration's db, else\n"
 	"                     $XDG_DATA_HOME/seekless/index.db)\n"
 	"  --config FILE      read this configuration file only\n"
-	"  --older-than DAYS  only records marked deleted more than DAYS ago\n";
+	"  --older-than DAYS  only records marked deleted more than DAYS ago\n"
+	"  --json             {\"removed\": N} instead of a sentence\n";
 
 int cmd_purge(int argc, char **argv)
 {
@@ -24,6 +25,7 @@ int cmd_purge(int argc, char **argv)
 		{"db", required_argument, NULL, 'd'},
 		{"config", required_argument, NULL, 'C'},
 		{"older-than", required_argument, NULL, 'o'},
+		{"json", no_argument, NULL, 'j'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -33,7 +35,7 @@ int cmd_purge(int argc, char **argv)
 	struct sl_err e;
 	uint64_t n = 0;
 	long days = 0;
-	int c, rc;
+	int c, rc, json = 0;
 	char *end;
 
 	optind = 1;
@@ -48,6 +50,7 @@ int cmd_purge(int argc, char **argv)
 				return EXIT_USAGE;
 			}
 			break;
+		case 'j': json = 1; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); return EXIT_USAGE;
 		}
@@ -63,7 +66,9 @@ int cmd_purge(int argc, char **argv)
 		rc = db_lock(db, &e);
 	if (rc == SL_OK)
 		rc = db_purge(db, days, &n, &e);
-	if (rc == SL_OK)
+	if (rc == SL_OK && json)
+		printf("{\"removed\":%" PRIu64 "}\n", n);
+	else if (rc == SL_OK)
 		printf("seekless purge: %" PRIu64 " records of deleted files removed\n", n);
 	else
 		cli_error("purge", &e);
