@@ -38,7 +38,7 @@ with tempdir("resume", base="/dev/shm") as work:
         full = ["--full"] if i >= RUNS * 2 // 5 else []
         p = subprocess.Popen([BIN, "scan", "--quiet", "--jobs", "1", "--db", db] + full + [root],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(whole * (rng.uniform(0.1, 0.9) if full else rng.uniform(0.05, 0.2)))
+        time.sleep(whole * (rng.uniform(0.1, 0.9) if full else rng.uniform(0.1, 0.35)))
         if p.poll() is None:
             p.send_signal(signal.SIGKILL)
             killed += 1
