@@ -53,6 +53,20 @@ struct result {
 	uint64_t bytes, files;
 };
 
+/* Median read time and metadata time of one order's runs. */
+static void medians(const struct result *runs_of, int runs, double *wall, double *meta)
+{
+	double w[32], m[32];
+	int r;
+
+	for (r = 0; r < runs; r++) {
+		w[r] = runs_of[r].wall;
+		m[r] = runs_of[r].meta;
+	}
+	*wall = median(w, runs);
+	*meta = median(m, runs);
+}
+
 /* On a terminal: the run's order, files, MB, MB/s and ETA as it reads. */
 static void bench_progress(void *ctx, const struct px_progress *p)
 {
@@ -73,13 +87,8 @@ static void print_json(const int *orders, int norders, int runs,
 	printf("{\"files\":%" PRIu64 ",\"bytes\":%" PRIu64 ",\"runs\":%d,\"caches_dropped\":%s,"
 	       "\"orders\":[", files, bytes, runs, dropped ? "true" : "false");
 	for (k = 0; k < norders; k++) {
-		double w[32], m[32], wall, meta;
-		for (r = 0; r < runs; r++) {
-			w[r] = res[k][r].wall;
-			m[r] = res[k][r].meta;
-		}
-		wall = median(w, runs);
-		meta = median(m, runs);
+		double wall, meta;
+		medians(res[k], runs, &wall, &meta);
 		printf("%s{\"order\":\"%s\",\"wall_s\":%.3f,\"mb_per_s\":%.1f,\"files_per_s\":%.0f,"
 		       "\"speedup_over_fs\":", k ? "," : "", plan_order_name(orders[k]), wall,
 		       wall > 0 ? (double)bytes / 1e6 / wall : 0, wall > 0 ? (double)files / wall : 0);
@@ -416,10 +425,8 @@ int cmd_bench(int argc, char **argv)
 		double fs_wall = 0;
 		char b[32];
 		if (fs_index >= 0) {
-			double v[32];
-			for (r = 0; r < runs; r++)
-				v[r] = res[fs_index][r].wall;
-			fs_wall = median(v, runs);
+			double meta;
+			medians(res[fs_index], runs, &fs_wall, &meta);
 		}
 		if (json) {
 			print_json(orders, norders, runs, res, files, bytes, dropped, fs_wall);
@@ -434,13 +441,8 @@ int cmd_bench(int argc, char **argv)
 		printf("%-10s %9s %9s %9s %9s %11s\n", "order", "wall s", "MB/s", "files/s",
 		       "speedup", "metadata s");
 		for (k = 0; k < norders; k++) {
-			double w[32], m[32], wall, meta;
-			for (r = 0; r < runs; r++) {
-				w[r] = res[k][r].wall;
-				m[r] = res[k][r].meta;
-			}
-			wall = median(w, runs);
-			meta = median(m, runs);
+			double wall, meta;
+			medians(res[k], runs, &wall, &meta);
 			printf("%-10s %9.2f %9.1f %9.0f ", plan_order_name(orders[k]), wall,
 			       wall > 0 ? (double)bytes / 1e6 / wall : 0, wall > 0 ? (double)files / wall : 0);
 			if (fs_wall > 0 && wall > 0)
