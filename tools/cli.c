@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "common/sys.h"
+#include "db/db.h"
 
 int cli_roots(const char *cmd, char *const *argv, int argc, int skip_missing, struct prep *p)
 {
@@ -406,5 +407,20 @@ int cli_files_from(const char *cmd, const char *file, const char *dbpath, struct
 		fprintf(stderr, "seekless %s: --files-from %s lists no file\n", cmd, file);
 		return SL_E_USAGE;
 	}
+	return rc;
+}
+
+int cli_open_index(const char *cmd, const char *dbopt, const char *config_path, struct db **db)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct sl_err e;
+	int rc = cli_index_path(cmd, dbopt, config_path, &path);
+
+	*db = NULL;
+	if (rc == EXIT_OK && db_open(path.p, 0, db, &e) != SL_OK) {
+		cli_error(cmd, &e);
+		rc = EXIT_FATAL;
+	}
+	sb_free(&path);
 	return rc;
 }

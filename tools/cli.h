@@ -92,6 +92,12 @@ int cli_roots_or_config(const char *cmd, char *const *argv, int argc, const stru
 int cli_index_path(const char *cmd, const char *dbopt, const char *config_path,
 		   struct strbuf *out);
 
+struct db;
+
+/* cli_index_path, then open the existing index (*db; close it with
+ * db_close).  Errors printed.  Returns EXIT_OK or the exit status. */
+int cli_open_index(const char *cmd, const char *dbopt, const char *config_path, struct db **db);
+
 /* "seekless CMD: message" on stderr; SEEKLESS_DEBUG=1 adds the source
  * location that raised it. */
 void cli_error(const char *cmd, const struct sl_err *e);

@@ -35,7 +35,6 @@ int cmd_dupes(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct strbuf dbpath = STRBUF_INIT;
 	const char *dbopt = NULL, *config = NULL;
 	struct db *db = NULL;
 	struct sl_err e;
@@ -69,16 +68,13 @@ int cmd_dupes(int argc, char **argv)
 				argv[optind]);
 		return EXIT_USAGE;
 	}
-	if ((rc = cli_index_path("dupes", dbopt, config, &dbpath)) != EXIT_OK)
+	if ((rc = cli_open_index("dupes", dbopt, config, &db)) != EXIT_OK)
 		return rc;
-	rc = db_open(dbpath.p, 0, &db, &e);
-	if (rc == SL_OK)
-		rc = db_dupes(db, stdout, bits, json, &groups, &e);
+	rc = db_dupes(db, stdout, bits, json, &groups, &e);
 	if (rc != SL_OK)
 		cli_error("dupes", &e);
 	else if (!json)
 		fprintf(stderr, "seekless dupes: %" PRIu64 " groups\n", groups);
 	db_close(db);
-	sb_free(&dbpath);
 	return rc == SL_OK ? EXIT_OK : EXIT_FATAL;
 }

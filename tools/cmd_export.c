@@ -37,7 +37,6 @@ int cmd_export(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct strbuf dbpath = STRBUF_INIT;
 	const char *dbopt = NULL, *config = NULL;
 	struct db *db = NULL;
 	struct sl_err e;
@@ -68,14 +67,11 @@ int cmd_export(int argc, char **argv)
 		cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if ((rc = cli_index_path("export", dbopt, config, &dbpath)) != EXIT_OK)
+	if ((rc = cli_open_index("export", dbopt, config, &db)) != EXIT_OK)
 		return rc;
-	rc = db_open(dbpath.p, 0, &db, &e);
-	if (rc == SL_OK)
-		rc = db_export(db, stdout, format | extended, &e);
+	rc = db_export(db, stdout, format | extended, &e);
 	if (rc != SL_OK)
 		cli_error("export", &e);
 	db_close(db);
-	sb_free(&dbpath);
 	return rc == SL_OK ? EXIT_OK : EXIT_FATAL;
 }

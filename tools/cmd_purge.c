@@ -29,7 +29,6 @@ int cmd_purge(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct strbuf dbpath = STRBUF_INIT;
 	const char *dbopt = NULL, *config = NULL;
 	struct db *db = NULL;
 	struct sl_err e;
@@ -59,11 +58,9 @@ int cmd_purge(int argc, char **argv)
 		cli_usage_error("purge", "unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if ((rc = cli_index_path("purge", dbopt, config, &dbpath)) != EXIT_OK)
+	if ((rc = cli_open_index("purge", dbopt, config, &db)) != EXIT_OK)
 		return rc;
-	rc = db_open(dbpath.p, 0, &db, &e);
-	if (rc == SL_OK)
-		rc = db_lock(db, &e);
+	rc = db_lock(db, &e);
 	if (rc == SL_OK)
 		rc = db_purge(db, days, &n, &e);
 	if (rc == SL_OK && json)
@@ -73,6 +70,5 @@ int cmd_purge(int argc, char **argv)
 	else
 		cli_error("purge", &e);
 	db_close(db);
-	sb_free(&dbpath);
 	return rc == SL_OK ? EXIT_OK : EXIT_FATAL;
 }

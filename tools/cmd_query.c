@@ -61,7 +61,6 @@ int cmd_query(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct strbuf dbpath = STRBUF_INIT;
 	const char *dbopt = NULL, *config = NULL;
 	struct db_query q;
 	struct db *db = NULL;
@@ -105,14 +104,11 @@ int cmd_query(int argc, char **argv)
 		cli_usage_error("query", "%s", e.msg);
 		return EXIT_USAGE;
 	}
-	if ((rc = cli_index_path("query", dbopt, config, &dbpath)) != EXIT_OK)
+	if ((rc = cli_open_index("query", dbopt, config, &db)) != EXIT_OK)
 		return rc;
-	rc = db_open(dbpath.p, 0, &db, &e);
-	if (rc == SL_OK)
-		rc = db_query(db, &q, stdout, format, &e);
+	rc = db_query(db, &q, stdout, format, &e);
 	if (rc != SL_OK)
 		cli_error("query", &e);
 	db_close(db);
-	sb_free(&dbpath);
 	return rc == SL_OK ? EXIT_OK : rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
 }

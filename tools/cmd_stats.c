@@ -31,7 +31,6 @@ int cmd_stats(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct strbuf dbpath = STRBUF_INIT;
 	const char *dbopt = NULL, *config = NULL;
 	struct db *db = NULL;
 	struct sl_err e;
@@ -60,14 +59,11 @@ int cmd_stats(int argc, char **argv)
 		cli_usage_error("stats", "unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if ((rc = cli_index_path("stats", dbopt, config, &dbpath)) != EXIT_OK)
+	if ((rc = cli_open_index("stats", dbopt, config, &db)) != EXIT_OK)
 		return rc;
-	rc = db_open(dbpath.p, 0, &db, &e);
-	if (rc == SL_OK)
-		rc = db_stats(db, stdout, json, (int)nscans, &e);
+	rc = db_stats(db, stdout, json, (int)nscans, &e);
 	if (rc != SL_OK)
 		cli_error("stats", &e);
 	db_close(db);
-	sb_free(&dbpath);
 	return rc == SL_OK ? EXIT_OK : EXIT_FATAL;
 }
