@@ -191,8 +191,9 @@ static void parse_iloc(struct heif *h, const struct box *b)
 		return;
 	for (i = 0; i < count && i < MAX_ITEMS && pos < b->end; i++) {
 		uint32_t id;
-		uint16_t method = 0, extents, e;
-		uint64_t base, off = 0, len = 0;
+		uint16_t method = 0, extents;
+		uint64_t base, eo, off = 0, len = 0;
+		size_t stride;
 		struct item *it;
 
 		if (read_var(c, &pos, version >= 2, &id))
@@ -210,17 +211,19 @@ static void parse_iloc(struct heif *h, const struct box *b)
 		if (bc_be16(c, pos, &extents))
 			return;
 		pos += 2;
-		for (e = 0; e < extents; e++) {
-			uint64_t eo, el;
-			pos += idx_size;
-			if (read_sized(c, pos, off_size, &eo) || read_sized(c, pos + off_size, len_size, &el))
+		/* Only the first extent is used.  The rest are skipped in one step:
+		 * with zero-width fields a loop over 65535 extents of each of
+		 * thousands of items would cost seconds for a few kilobytes. */
+		stride = idx_size + off_size + len_size;
+		if (extents > 0) {
+			if (read_sized(c, pos + idx_size, off_size, &eo) ||
+			    read_sized(c, pos + idx_size + off_size, len_size, &len))
 				return;
-			pos += off_size + len_size;
-			if (e == 0) {
-				off = base + eo;
-				len = el;
-			}
+			off = base + eo;
 		}
+		if ((uint64_t)extents * stride > b->end - (pos < b->end ? pos : b->end))
+			return; /* the extents run past the box */
+		pos += (size_t)extents * stride;
 		it = item_get(h, id, 1);
 		if (it && extents) {
 			it->method = method;

@@ -20,6 +20,7 @@
 #include <string.h>
 
 #include <jpeglib.h>
+#include <jerror.h>
 
 #include "indexer/cursor.h"
 #include "indexer/exif.h"
@@ -144,6 +145,7 @@ struct jerr {
 	struct jpeg_error_mgr pub;
 	jmp_buf jump;
 	int warnings;
+	int data_ended; /* libjpeg ran out of bytes and pads with zeros */
 	char first_warning[JMSG_LENGTH_MAX];
 };
 
@@ -158,6 +160,8 @@ static void on_message(j_common_ptr cinfo, int level)
 	struct jerr *j = (struct jerr *)cinfo->err;
 	if (level >= 0)
 		return; /* trace messages */
+	if (cinfo->err->msg_code == JWRN_JPEG_EOF || cinfo->err->msg_code == JWRN_HIT_MARKER)
+		j->data_ended = 1;
 	if (j->warnings++ == 0)
 		cinfo->err->format_message(cinfo, j->first_warning);
 }
@@ -317,6 +321,7 @@ int jpg_phash(const uint8_t *p, size_t n, int orientation, uint64_t *out, struct
 	JSAMPLE *volatile row = NULL;
 	volatile int rc = SL_OK;
 	unsigned w, h, x, y;
+	uint64_t blocks;
 
 	*out = 0;
 	memset(&ci, 0, sizeof(ci));
@@ -338,11 +343,26 @@ int jpg_phash(const uint8_t *p, size_t n, int orientation, uint64_t *out, struct
 		goto out;
 	}
 	jpeg_create_decompress(&ci);
-	ci.mem->max_memory_to_use = 64L << 20;
+	/* A progressive image is decoded through coefficient buffers for the
+	 * whole frame, 128 bytes a block: 72 MB for 24 MP at 4:2:0.  256 MB
+	 * covers about 90 MP; the blocks-per-byte check below keeps a small
+	 * hostile file from asking for it. */
+	ci.mem->max_memory_to_use = 256L << 20;
 	jpeg_mem_src(&ci, p, (unsigned long)n);
 	jpeg_read_header(&ci, TRUE);
 	if (ci.jpeg_color_space == JCS_CMYK || ci.jpeg_color_space == JCS_YCCK) {
 		rc = SL_FAIL(err, SL_E_UNSUPPORTED, 0, "phash: CMYK JPEG");
+		goto out;
+	}
+	/* Decoding costs per 8x8 block, and a Huffman-coded block takes at
+	 * least two bits (a DC and an end-of-block code): more than 8 blocks a
+	 * byte is no picture, only a small file declaring a huge frame (1 kB
+	 * claiming 65000 x 65000 cost 0.6 s).  Arithmetic coding can go below
+	 * a bit a block; it gets 64 a byte. */
+	blocks = (uint64_t)((ci.image_width + 7) / 8) * ((ci.image_height + 7) / 8);
+	if (blocks > (ci.arith_code ? 64u : 8u) * (uint64_t)n + 4096) {
+		rc = SL_FAIL(err, SL_E_CORRUPT, 0, "phash: a %ux%u frame cannot fit in %zu bytes",
+			     ci.image_width, ci.image_height, n);
 		goto out;
 	}
 	/* 1/8 scale: libjpeg keeps only each block's DC term, no inverse DCT */
@@ -365,6 +385,16 @@ int jpg_phash(const uint8_t *p, size_t n, int orientation, uint64_t *out, struct
 		unsigned cy;
 		y = ci.output_scanline;
 		jpeg_read_scanlines(&ci, &r, 1);
+		/* A sequential image whose data ends early decodes as grey from
+		 * there on: its hash would say "grey", and any two such files
+		 * would look alike.  (A progressive one that ends early still has
+		 * its whole picture at lower quality: that hash is kept.)  The
+		 * last rows are spared, since libjpeg reads a little ahead. */
+		if (je.data_ended && !ci.progressive_mode && ci.output_scanline < h - h / 32) {
+			rc = SL_FAIL(err, SL_E_CORRUPT, 0, "phash: the data ends at row %u of %u",
+				     ci.output_scanline, h);
+			goto out;
+		}
 		cy = y * PH / h;
 		for (x = 0; x < w; x++) {
 			sum[cy * PH + x * PH / w] += row[x];

@@ -127,8 +127,14 @@ int raf_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 
 /* Canon CRW (CIFF): a tree of heaps, each ending with the offset of its
  * record table.  Records we use: ImageInfo (0x1810: width, height),
- * MakeModel (0x080a: "make\0model"), TimeStamp (0x180e: Unix seconds). */
-static void ciff_heap(const struct bc *c, size_t start, size_t end, struct x_meta *m, int depth)
+ * MakeModel (0x080a: "make\0model"), TimeStamp (0x180e: Unix seconds).
+ * Sub-heaps may overlap or repeat, so depth alone does not bound the work
+ * (1024 records, each naming the same heap, five levels deep); *budget
+ * counts the records read in the whole tree.  Real files have about 100. */
+#define CIFF_RECORDS 4096
+
+static void ciff_heap(const struct bc *c, size_t start, size_t end, struct x_meta *m, int depth,
+		      unsigned *budget)
 {
 	uint32_t table, i;
 	uint16_t count;
@@ -139,6 +145,10 @@ static void ciff_heap(const struct bc *c, size_t start, size_t end, struct x_met
 		return;
 	for (i = 0; i < count && i < 1024; i++) {
 		size_t rec = start + table + 2 + 10u * i;
+		if (*budget == 0)
+			return;
+		if (--*budget == 0)
+			x_warn(m, "crw: stopped after %d records", CIFF_RECORDS);
 		uint16_t tag;
 		uint32_t size, off;
 		size_t data;
@@ -151,7 +161,7 @@ static void ciff_heap(const struct bc *c, size_t start, size_t end, struct x_met
 		data = start + off;
 		switch (tag & 0x3fff) {
 		case 0x2804: case 0x2807: case 0x300a: case 0x300b: case 0x3004: /* sub-heaps */
-			ciff_heap(c, data, data + size, m, depth + 1);
+			ciff_heap(c, data, data + size, m, depth + 1, budget);
 			break;
 		case 0x1810: {
 			uint32_t w, h;
@@ -185,10 +195,11 @@ int crw_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 {
 	struct bc c = bc_make(p, n, 0);
 	uint32_t header;
+	unsigned budget = CIFF_RECORDS;
 
 	if (bc_le32(&c, 2, &header) || header < 14 || header > n)
 		return SL_FAIL(err, SL_E_CORRUPT, 0, "crw: bad header");
-	ciff_heap(&c, header, n, m, 0);
+	ciff_heap(&c, header, n, m, 0, &budget);
 	return SL_OK;
 }
 

@@ -212,7 +212,8 @@ static void test_sniff(void)
 
 /* A picture with structure (gradients and a bright disc), w x h, stored
  * rotated by `turn` quarter turns clockwise, JPEG quality q. */
-static unsigned char *picture(int w, int h, int turn, int q, int seed, unsigned long *len)
+static unsigned char *picture_as(int w, int h, int turn, int q, int seed, int progressive,
+				 unsigned long *len)
 {
 	int sw = turn % 2 ? h : w, sh = turn % 2 ? w : h, x, y;
 	unsigned char *px = malloc((size_t)sw * (size_t)sh * 3), *out = NULL;
@@ -235,9 +236,14 @@ static unsigned char *picture(int w, int h, int turn, int q, int seed, unsigned 
 				px[((size_t)y * (size_t)sw + (size_t)x) * 3 + (size_t)k] = (unsigned char)val;
 			}
 		}
-	out = encode(px, sw, sh, q, 0, NULL, len);
+	out = encode(px, sw, sh, q, progressive, NULL, len);
 	free(px);
 	return out;
+}
+
+static unsigned char *picture(int w, int h, int turn, int q, int seed, unsigned long *len)
+{
+	return picture_as(w, h, turn, q, seed, 0, len);
 }
 
 static int hamming(uint64_t a, uint64_t b)
@@ -304,6 +310,49 @@ static void test_phash(void)
 	}
 }
 
+/* Large progressive pictures, which libjpeg decodes through whole-image
+ * coefficient buffers, and pictures whose data ends early. */
+static void test_phash_limits(void)
+{
+	unsigned long ls, lp;
+	unsigned char *seq = picture_as(6000, 4000, 0, 80, 3, 0, &ls);
+	unsigned char *prog = picture_as(6000, 4000, 0, 80, 3, 1, &lp);
+	uint64_t hs = 0, hp = 0, h;
+	struct sl_err e;
+
+	/* 24 MP progressive needs 72 MB of coefficients: more than the 64 MB
+	 * libjpeg was once allowed ("Backing store not supported") */
+	CHECK_INT(jpg_phash(seq, ls, 1, &hs, &e), SL_OK);
+	CHECK_INT(jpg_phash(prog, lp, 1, &hp, &e), SL_OK);
+	CHECK(hamming(hs, hp) <= 4);
+	/* sequential, cut in the middle: no hash (it would describe grey) */
+	CHECK_INT(jpg_phash(seq, ls / 2, 1, &h, &e), SL_E_CORRUPT);
+	CHECK(strstr(e.msg, "data ends at row") != NULL);
+	/* progressive, cut in its later scans: the whole picture is there */
+	CHECK_INT(jpg_phash(prog, lp * 3 / 4, 1, &h, &e), SL_OK);
+	CHECK(hamming(h, hp) <= 4);
+	/* the last rows missing are tolerated (libjpeg reads ahead) */
+	CHECK_INT(jpg_phash(seq, ls - 200, 1, &h, &e), SL_OK);
+	CHECK(hamming(h, hs) <= 4);
+	free(seq);
+	free(prog);
+	/* a small file that declares a huge frame is refused before decoding */
+	{
+		unsigned long n;
+		unsigned char *j = picture(64, 48, 0, 90, 1, &n);
+		size_t k;
+		for (k = 2; k + 9 < n; k++)
+			if (j[k] == 0xff && j[k + 1] == 0xc0) {
+				j[k + 5] = 0xfd, j[k + 6] = 0xe8; /* height 65000 */
+				j[k + 7] = 0xfd, j[k + 8] = 0xe8; /* width 65000 */
+				break;
+			}
+		CHECK_INT(jpg_phash(j, n, 1, &h, &e), SL_E_CORRUPT);
+		CHECK(strstr(e.msg, "65000x65000 frame cannot fit") != NULL);
+		free(j);
+	}
+}
+
 static void test_hash(void)
 {
 	unsigned char *d = t_bytes(1000003, 9);
@@ -338,5 +387,6 @@ int main(void)
 	RUN(test_sniff);
 	RUN(test_hash);
 	RUN(test_phash);
+	RUN(test_phash_limits);
 	return t_done();
 }

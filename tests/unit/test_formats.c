@@ -311,13 +311,15 @@ static void test_mpo_and_exv(void)
 
 /* ---- other containers ------------------------------------------------------ */
 
-static void test_heif(void)
+/* ftyp heic | meta(hdlr, pitm 1, iinf{hvc1 #1, Exif #2}, iloc #2,
+ * iprp(ipco(ispe 4032x3024), ipma #1 -> 1)) | mdat(Exif item).
+ * lead > 0 puts item #1 first in iloc with that many extents (only the
+ * first one is used, the rest must be stepped over). */
+static void heif_case(unsigned lead, int exif_found)
 {
-	/* ftyp heic | meta(hdlr, pitm 1, iinf{hvc1 #1, Exif #2}, iloc #2,
-	 * iprp(ipco(ispe 4032x3024), ipma #1 -> 1)) | mdat(Exif item) */
 	static uint8_t b[1024];
 	static const uint8_t tiff[] = "MM\0*\0\0\0\x08\0\x01\x01\x0f\0\x02\0\0\0\x04" "App\0\0\0\0\0";
-	size_t n = 0, meta_at, iinf_at, iprp_at, ipco_at, mdat_at, iloc_at;
+	size_t n = 0, meta_at, iinf_at, iprp_at, ipco_at, mdat_at, iloc_at, exif_at;
 #define BE32(v) b[n] = (uint8_t)((v) >> 24), b[n + 1] = (uint8_t)((v) >> 16), \
 		b[n + 2] = (uint8_t)((v) >> 8), b[n + 3] = (uint8_t)(v), n += 4
 #define BE16(v) b[n] = (uint8_t)((v) >> 8), b[n + 1] = (uint8_t)(v), n += 2
@@ -335,7 +337,14 @@ static void test_heif(void)
 	BE32(21), TYPE("infe"), BE32(0x02000000), BE16(1), BE16(0), TYPE("hvc1"), n += 1;
 	BE32(21), TYPE("infe"), BE32(0x02000000), BE16(2), BE16(0), TYPE("Exif"), n += 1;
 	CLOSE(iinf_at);
-	iloc_at = n, BE32(0), TYPE("iloc"), BE32(0), b[n++] = 0x44, b[n++] = 0x00, BE16(1);
+	iloc_at = n, BE32(0), TYPE("iloc"), BE32(0), b[n++] = 0x44, b[n++] = 0x00, BE16(lead ? 2 : 1);
+	if (lead) {
+		unsigned e;
+		BE16(1), BE16(0), BE16(lead);
+		for (e = 0; e < lead && e < 3; e++)
+			BE32(0), BE32(0);
+	}
+	exif_at = n + 6;
 	BE16(2), BE16(0), BE16(1), BE32(0) /* offset, patched */, BE32(4 + sizeof(tiff) - 1);
 	CLOSE(iloc_at);
 	iprp_at = n, BE32(0), TYPE("iprp");
@@ -347,7 +356,7 @@ static void test_heif(void)
 	CLOSE(meta_at);
 	mdat_at = n, BE32(0), TYPE("mdat");
 	{
-		size_t item = n, at = iloc_at + 8 + 4 + 2 + 2 + 2 + 2 + 2;
+		size_t item = n, at = exif_at;
 		BE32(0), memcpy(b + n, tiff, sizeof(tiff) - 1), n += sizeof(tiff) - 1;
 		b[at] = (uint8_t)(item >> 24), b[at + 1] = (uint8_t)(item >> 16);
 		b[at + 2] = (uint8_t)(item >> 8), b[at + 3] = (uint8_t)item;
@@ -356,7 +365,9 @@ static void test_heif(void)
 	CHECK_INT(run(b, n, &m), SL_OK);
 	CHECK_STR(m.format, "heic");
 	CHECK(m.width == 4032 && m.height == 3024);
-	CHECK_STR(m.make, "App");
+	CHECK_STR(m.make, exif_found ? "App" : "");
+	if (lead)
+		return;
 	/* every truncation: no crash, no read past the end (ASan) */
 	{
 		size_t k;
@@ -371,6 +382,13 @@ static void test_heif(void)
 #undef BE16
 #undef TYPE
 #undef CLOSE
+}
+
+static void test_heif(void)
+{
+	heif_case(0, 1);
+	heif_case(3, 1);     /* three extents stepped over */
+	heif_case(40000, 0); /* an extent list that runs past its box */
 }
 
 static void test_png_profile(void)
@@ -449,6 +467,39 @@ static void test_raf(void)
 	CHECK(m.width == 4256 && m.height == 1424);
 }
 
+static void test_crw(void)
+{
+	/* One heap: ImageInfo, MakeModel, then 1022 records naming the heap
+	 * itself as a sub-heap.  Five levels of that is 1022^5 records without
+	 * the parser's budget; with it, the file costs 4096 records. */
+	enum { START = 26, DATA = 8 + 14, COUNT = 1024 };
+	static uint8_t b[START + DATA + 2 + 10 * COUNT + 4];
+	size_t n = sizeof(b), t = DATA, i;
+	struct x_meta m;
+
+	memset(b, 0, sizeof(b));
+	memcpy(b, "II\x1a\0\0\0HEAPCCDR", 14);
+	put32(b + START, 3000), put32(b + START + 4, 2000);
+	memcpy(b + START + 8, "Canon\0EOS D30\0", 14);
+	put16(b + START + t, COUNT);
+	for (i = 0; i < COUNT; i++) {
+		uint8_t *r = b + START + t + 2 + 10 * i;
+		if (i == 0)
+			put16(r, 0x1810), put32(r + 2, 8), put32(r + 6, 0);
+		else if (i == 1)
+			put16(r, 0x080a), put32(r + 2, 14), put32(r + 6, 8);
+		else
+			put16(r, 0x300a), put32(r + 2, (uint32_t)(n - START)), put32(r + 6, 0);
+	}
+	put32(b + n - 4, (uint32_t)t);
+	CHECK_INT(run(b, n, &m), SL_OK);
+	CHECK_STR(m.format, "crw");
+	CHECK(m.width == 3000 && m.height == 2000);
+	CHECK_STR(m.make, "Canon");
+	CHECK_STR(m.model, "EOS D30");
+	CHECK(strstr(m.warnings, "crw: stopped after 4096 records") != NULL);
+}
+
 int main(void)
 {
 	RUN(test_raw_naming_and_size);
@@ -460,5 +511,6 @@ int main(void)
 	RUN(test_png_profile);
 	RUN(test_small_formats);
 	RUN(test_raf);
+	RUN(test_crw);
 	return t_done();
 }
