@@ -42,7 +42,7 @@ int sys_create_private(const char *path);
 
 /* The default index location: $XDG_DATA_HOME/seekless/index.db, else
  * ~/.local/share/seekless/index.db (Windows: under %LOCALAPPDATA%).
- * Returns 0, or -1 when no home directory is known. */
+ * Returns 0, ENOENT when no home directory is known, or ENOMEM. */
 int sys_default_db_path(struct strbuf *out);
 
 /* The configuration files: system-wide (system = 1: /etc/seekless.conf;

@@ -127,8 +127,8 @@ int sys_default_db_path(struct strbuf *out)
 	else if (home)
 		sb_addf(out, "%s/.local/share/seekless/index.db", home);
 	else
-		return -1;
-	return out->oom ? -1 : 0;
+		return ENOENT;
+	return out->oom ? ENOMEM : 0;
 }
 
 int sys_config_path(int system, struct strbuf *out)

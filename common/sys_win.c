@@ -219,9 +219,9 @@ int sys_default_db_path(struct strbuf *out)
 {
 	sb_reset(out);
 	if (env_path(L"LOCALAPPDATA", out) != 0)
-		return -1;
+		return out->oom ? ENOMEM : ENOENT;
 	sb_adds(out, "/seekless/index.db");
-	return out->oom ? -1 : 0;
+	return out->oom ? ENOMEM : 0;
 }
 
 int sys_config_path(int system, struct strbuf *out)

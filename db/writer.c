@@ -28,21 +28,23 @@ static const char put_sql[] =
 	" last_scan=excluded.last_scan, indexed_at=excluded.indexed_at, deleted_at=NULL,"
 	" phash=excluded.phash, fs_id=excluded.fs_id";
 
-static void bind_text(sqlite3_stmt *st, int i, const char *s)
+/* Text is bound as a copy, and a copy can fail: every bind's result
+ * counts, or an allocation failure would store NULL in place of a value
+ * and the record would look complete. */
+static int bind_text(sqlite3_stmt *st, int i, const char *s)
 {
 	if (s && s[0])
-		sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
-	else
-		sqlite3_bind_null(st, i);
+		return sqlite3_bind_text(st, i, s, -1, SQLITE_TRANSIENT);
+	return sqlite3_bind_null(st, i);
 }
 
-static void bind_record(sqlite3_stmt *st, const struct px_record *r, int64_t scan_id,
-			int64_t fs_id)
+/* Nonzero when a bind failed. */
+static int bind_record(sqlite3_stmt *st, const struct px_record *r, int64_t scan_id,
+		       int64_t fs_id)
 {
 	const struct x_meta *m = &r->meta;
 	int stated = !r->is_dir && (r->read || (r->ext_flags & FT_STATED));
-
-	sqlite3_bind_text(st, 1, r->path, -1, SQLITE_TRANSIENT);
+	int bad = bind_text(st, 1, r->path);
 	if (!r->is_dir) {
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)r->dev);
 		sqlite3_bind_int64(st, 3, (sqlite3_int64)r->ino);
@@ -52,14 +54,14 @@ static void bind_record(sqlite3_stmt *st, const struct px_record *r, int64_t sca
 		sqlite3_bind_int64(st, 5, r->mtime_ns);
 	}
 	if (r->read) {
-		bind_text(st, 6, m->format);
+		bad |= bind_text(st, 6, m->format);
 		if (m->have & XM_DIMS) {
 			sqlite3_bind_int64(st, 7, m->width);
 			sqlite3_bind_int64(st, 8, m->height);
 		}
-		bind_text(st, 9, m->make);
-		bind_text(st, 10, m->model);
-		bind_text(st, 11, m->datetime_original);
+		bad |= bind_text(st, 9, m->make);
+		bad |= bind_text(st, 10, m->model);
+		bad |= bind_text(st, 11, m->datetime_original);
 		if (m->have & XM_ORIENTATION)
 			sqlite3_bind_int(st, 12, m->orientation);
 		if (m->have & XM_GPS) {
@@ -74,9 +76,9 @@ static void bind_record(sqlite3_stmt *st, const struct px_record *r, int64_t sca
 			sqlite3_bind_int64(st, 17, m->iso);
 		if (m->have & XM_FOCAL)
 			sqlite3_bind_double(st, 18, m->focal_length);
-		bind_text(st, 19, m->lens_model);
-		bind_text(st, 20, r->hash);
-		bind_text(st, 25, m->warnings);
+		bad |= bind_text(st, 19, m->lens_model);
+		bad |= bind_text(st, 20, r->hash);
+		bad |= bind_text(st, 25, m->warnings);
 		if (r->have_phash)
 			sqlite3_bind_int64(st, 27, (sqlite3_int64)r->phash);
 	}
@@ -84,12 +86,14 @@ static void bind_record(sqlite3_stmt *st, const struct px_record *r, int64_t sca
 		sqlite3_bind_int64(st, 21, (sqlite3_int64)r->phys);
 	if (stated && !(r->ext_flags & FT_NOEXT))
 		sqlite3_bind_int64(st, 22, r->fragments);
-	bind_text(st, 23, r->is_dir || !(r->ext_flags & FT_STATED) ? NULL
-							      : ftab_placement(r->ext_flags));
-	bind_text(st, 24, r->err_code ? r->error : NULL);
+	bad |= bind_text(st, 23, r->is_dir || !(r->ext_flags & FT_STATED)
+					 ? NULL
+					 : ftab_placement(r->ext_flags));
+	bad |= bind_text(st, 24, r->err_code ? r->error : NULL);
 	sqlite3_bind_int64(st, 26, scan_id);
 	if (fs_id && !r->is_dir)
 		sqlite3_bind_int64(st, 28, fs_id);
+	return bad;
 }
 
 /* A new file whose size and content a missing record had: take that
@@ -150,7 +154,12 @@ int db_put(struct db *db, const struct px_record *r, struct sl_err *err)
 	}
 	sqlite3_reset(db->put);
 	sqlite3_clear_bindings(db->put);
-	bind_record(db->put, r, db->scan_id, r->devi < db->nfs ? db->fs_ids[r->devi] : 0);
+	if (bind_record(db->put, r, db->scan_id, r->devi < db->nfs ? db->fs_ids[r->devi] : 0)) {
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "database: store file record: out of memory");
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+		db->in_txn = 0;
+		return rc;
+	}
 	rc = sqlite3_step(db->put);
 	if (rc != SQLITE_DONE) {
 		rc = DB_FAIL(db->h, err, "store file record");

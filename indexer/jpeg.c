@@ -339,7 +339,8 @@ int jpg_phash(const uint8_t *p, size_t n, int orientation, uint64_t *out, struct
 	if (setjmp(je.jump)) {
 		char msg[JMSG_LENGTH_MAX];
 		ci.err->format_message((j_common_ptr)&ci, msg);
-		rc = SL_FAIL(err, SL_E_CORRUPT, 0, "phash: %s", msg);
+		rc = SL_FAIL(err, ci.err->msg_code == JERR_OUT_OF_MEMORY ? SL_E_NOMEM : SL_E_CORRUPT, 0,
+			     "phash: %s", msg);
 		goto out;
 	}
 	jpeg_create_decompress(&ci);
@@ -375,9 +376,13 @@ int jpg_phash(const uint8_t *p, size_t n, int orientation, uint64_t *out, struct
 	jpeg_start_decompress(&ci);
 	w = ci.output_width;
 	h = ci.output_height;
-	row = malloc(w ? w : 1);
-	if (!row || !w || !h) {
-		rc = SL_FAIL(err, row ? SL_E_CORRUPT : SL_E_NOMEM, 0, "phash: empty image");
+	if (!w || !h) {
+		rc = SL_FAIL(err, SL_E_CORRUPT, 0, "phash: empty image");
+		goto out;
+	}
+	row = malloc(w);
+	if (!row) {
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
 		goto out;
 	}
 	while (ci.output_scanline < h) {

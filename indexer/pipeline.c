@@ -320,12 +320,9 @@ static char *path_of(struct pipe *P, uint32_t file)
 	return sb.p;
 }
 
-static int push_item(struct pipe *P, struct job *job, uint8_t *buf, size_t len, size_t charge,
-		     int seq, struct tail *tail)
+static void push_prepared(struct pipe *P, struct item *it, struct job *job, uint8_t *buf,
+			  size_t len, size_t charge, int seq, struct tail *tail)
 {
-	struct item *it = malloc(sizeof(*it));
-	if (!it)
-		return -1;
 	it->job = job;
 	it->buf = buf;
 	it->len = len;
@@ -333,6 +330,15 @@ static int push_item(struct pipe *P, struct job *job, uint8_t *buf, size_t len, 
 	it->seq = seq;
 	it->tail = tail;
 	q_push(&P->xq, it);
+}
+
+static int push_item(struct pipe *P, struct job *job, uint8_t *buf, size_t len, size_t charge,
+		     int seq, struct tail *tail)
+{
+	struct item *it = malloc(sizeof(*it));
+	if (!it)
+		return -1;
+	push_prepared(P, it, job, buf, len, charge, seq, tail);
 	return 0;
 }
 
@@ -379,6 +385,7 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct
 	struct rd_info info = o->info, after;
 	struct job *job = NULL;
 	struct tail *tail = NULL;
+	struct item *spare = NULL; /* ends the job if memory runs out mid-file */
 	struct sl_err e;
 	char *path = o->path;
 	uint64_t off = 0, size;
@@ -403,7 +410,8 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct
 	}
 	job = calloc(1, sizeof(*job));
 	tail = calloc(1, sizeof(*tail));
-	if (!job || !tail)
+	spare = malloc(sizeof(*spare));
+	if (!job || !tail || !spare)
 		goto oom;
 	job->file = file;
 	job->path = path;
@@ -468,16 +476,25 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct
 	atomic_fetch_add(&g->files, 1);
 	if (P->o->on_read)
 		P->o->on_read(P->o->on_read_ctx, o->pos, t_start, sys_now() - P->t0, off);
+	free(spare);
 	rd_close(rf, P->o->keep_cache);
 	return;
 oom:
-	/* Once an item is queued the job belongs to the extractors; a job
-	 * without its last item is abandoned (the run stops anyway). */
-	if (job && seq == 0) {
+	/* Once an item is queued the job belongs to the extractors: a last,
+	 * empty and cancelled item ends it there, so they free it (nothing is
+	 * stored; the run stops anyway). */
+	if (job && seq > 0) {
+		tail->cancelled = 1;
+		push_prepared(P, spare, job, NULL, 0, 0, seq, tail);
+	} else if (job) {
 		free(job->path);
 		x_hash_free(job->hash);
 		free(job);
 		free(tail);
+		free(spare);
+	} else {
+		free(tail);
+		free(spare);
 	}
 	free(path);
 	rd_close(rf, P->o->keep_cache);
@@ -614,10 +631,17 @@ static void phash(struct job *job, const struct item *it)
 {
 	struct sl_err e;
 	int o = job->meta.have & XM_ORIENTATION ? job->meta.orientation : 1;
-	if (jpg_phash(it->buf, it->len, o, &job->phash, &e) == SL_OK)
+	int rc = jpg_phash(it->buf, it->len, o, &job->phash, &e);
+
+	if (rc == SL_OK) {
 		job->have_phash = 1;
-	else
+	} else if (rc == SL_E_NOMEM) {
+		/* an error, not a warning: the next scan reads the file again */
+		job->meta_rc = rc;
+		snprintf(job->meta_err, sizeof(job->meta_err), "%s", e.msg);
+	} else {
 		x_warn(&job->meta, "%s", e.msg);
+	}
 }
 
 static void process(struct pipe *P, struct item *it)

@@ -197,6 +197,8 @@ int walk_canonical(const char *root, struct strbuf *out, struct sl_err *err)
 {
 	char *abs = realpath(root, NULL);
 
+	if (!abs && errno == ENOMEM)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
 	if (!abs)
 		return SL_FAIL(err, SL_E_IO, errno, "cannot access '%s'", root);
 	sb_reset(out);

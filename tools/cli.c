@@ -16,10 +16,17 @@ int cli_roots(const char *cmd, char *const *argv, int argc, int skip_missing, st
 	int i;
 
 	p->roots = calloc((size_t)argc + 1, sizeof(*p->roots));
-	if (!p->roots)
+	if (!p->roots) {
+		fprintf(stderr, "seekless %s: out of memory\n", cmd);
 		return SL_E_NOMEM;
+	}
 	for (i = 0; i < argc; i++) {
 		if (walk_canonical(argv[i], &sb, &e) != SL_OK) {
+			if (e.code == SL_E_NOMEM) {
+				cli_error(cmd, &e);
+				sb_free(&sb);
+				return SL_E_NOMEM;
+			}
 			if (skip_missing) {
 				fprintf(stderr, "seekless %s: %s; skipped (its records are kept)\n",
 					cmd, e.msg);
@@ -31,6 +38,7 @@ int cli_roots(const char *cmd, char *const *argv, int argc, int skip_missing, st
 		}
 		p->roots[p->nroots++] = strdup(sb.p);
 		if (!p->roots[p->nroots - 1]) {
+			fprintf(stderr, "seekless %s: out of memory\n", cmd);
 			sb_free(&sb);
 			return SL_E_NOMEM;
 		}
@@ -119,15 +127,27 @@ int cli_config(const char *cmd, const char *config_path, struct cfg *c)
 	return rc;
 }
 
-int cli_db_path(const char *opt, const struct cfg *c, struct strbuf *out)
+int cli_db_path(const char *cmd, const char *opt, const struct cfg *c, struct strbuf *out)
 {
 	const char *p = opt ? opt : c ? c->db : NULL;
+	int e = 0;
+
 	if (p) {
 		sb_reset(out);
 		sb_adds(out, p);
-		return out->oom ? -1 : 0;
+		e = out->oom ? ENOMEM : 0;
+	} else {
+		e = sys_default_db_path(out);
 	}
-	return sys_default_db_path(out);
+	if (e == ENOMEM) {
+		fprintf(stderr, "seekless %s: out of memory\n", cmd);
+		return EXIT_FATAL;
+	}
+	if (e) {
+		cli_usage_error(cmd, "no --db given and no home directory for the default");
+		return EXIT_USAGE;
+	}
+	return EXIT_OK;
 }
 
 int cli_excludes(const char *cmd, const struct cfg *c, char *const *extra, size_t nextra,
@@ -178,13 +198,9 @@ int cli_index_path(const char *cmd, const char *dbopt, const char *config_path,
 		cfg_free(&c);
 		return EXIT_USAGE;
 	}
-	rc = cli_db_path(dbopt, &c, out);
+	rc = cli_db_path(cmd, dbopt, &c, out);
 	cfg_free(&c);
-	if (rc != 0) {
-		cli_usage_error(cmd, "no --db given and no home directory for the default");
-		return EXIT_USAGE;
-	}
-	return EXIT_OK;
+	return rc;
 }
 
 void cli_error(const char *cmd, const struct sl_err *e)

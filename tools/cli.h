@@ -58,8 +58,9 @@ void cli_prep_free(struct prep *p);
 int cli_config(const char *cmd, const char *config_path, struct cfg *c);
 
 /* The index: --db (opt), else the configuration's db, else the default
- * location.  Returns 0, or -1 when there is no home directory. */
-int cli_db_path(const char *opt, const struct cfg *c, struct strbuf *out);
+ * location.  Errors printed.  Returns EXIT_OK, EXIT_USAGE (no home
+ * directory) or EXIT_FATAL (out of memory). */
+int cli_db_path(const char *cmd, const char *opt, const struct cfg *c, struct strbuf *out);
 
 /* The exclude patterns: the configuration's, then those given on the
  * command line.  Errors printed.  Returns SL_OK or the error. */

@@ -447,12 +447,11 @@ int cmd_scan(int argc, char **argv)
 	 * interactive scan is in the foreground unless asked */
 	if (background < 0)
 		background = scheduled && cfg.background != 0;
-	if (cli_db_path(dbopt, &cfg, &dbpath) != 0) {
-		cli_usage_error("scan", "no --db given and no home directory for the default");
+	if ((rc = cli_db_path("scan", dbopt, &cfg, &dbpath)) != EXIT_OK) {
 		cli_prep_free(&p);
 		ex_free(&ex);
 		cfg_free(&cfg);
-		return EXIT_USAGE;
+		return rc;
 	}
 	if (files_from) {
 		/* the folders of the listed files stand in for roots from here on */
