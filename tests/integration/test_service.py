@@ -193,8 +193,58 @@ with tempdir("svc", base="/dev/shm") as work:
                        "--root", os.path.join(work, "nope"))
     check(rc == 2 and "not found" in err, "a root that is not there: %d %s" % (rc, err))
 
+    def live_install(acct):
+        """A live install (no --dest) in a mount namespace whose
+        /etc/systemd/system is a tmpfs, so the machine's units are not
+        touched.  The index's folder, and the index a root scan left there,
+        pass to the account, which can then scan into it.  Without a running
+        systemd the install ends with exit 3 and says how to enable."""
+        import pwd
+        uid = pwd.getpwnam(acct).pw_uid
+        live = os.path.join(work, "live")
+        os.makedirs(live)
+        os.chmod(work, 0o755)  # the account must reach the roots and the index
+        ldb = os.path.join(live, "index.db")
+        run("scan", "--db", ldb, a, check_rc=0)
+        owned = sorted(os.listdir(live))
+        check({"index.db", "index.db.lock"} <= set(owned),
+              "root's index and its lock are there: %s" % owned)
+        check(all(os.stat(os.path.join(live, n)).st_uid == 0 for n in owned),
+              "root owns them before the install")
+        units = "/etc/systemd/system"
+        before = sorted(os.listdir(units)) if os.path.isdir(units) else None
+        script = ('mount -t tmpfs seekless-test %s && "$0" service install --system '
+                  '--config "$1" --root "$2" --db "$3" --run-as "$4"; echo "rc=$?"; '
+                  'ls %s' % (units, units))
+        p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", script,
+                            BIN, os.path.join(work, "live.conf"), a, ldb, acct],
+                           capture_output=True, text=True)
+        if before is None or "rc=" not in p.stdout:
+            check(False, "a mount namespace with a tmpfs at %s: %s %s" % (units, p.stdout,
+                                                                          p.stderr))
+            return
+        check("seekless.service" in p.stdout and "seekless.timer" in p.stdout,
+              "the live install wrote its units: " + p.stdout)
+        check("the index's folder now belongs to %s" % acct in p.stdout,
+              "the install says who owns the index: " + p.stdout)
+        check("rc=0" in p.stdout or ("rc=3" in p.stdout and "could not enable" in p.stderr),
+              "installed, or written but not enabled without systemd: %s %s"
+              % (p.stdout, p.stderr))
+        check(os.stat(live).st_uid == uid, "the index's folder belongs to the account")
+        check(all(os.stat(os.path.join(live, n)).st_uid == uid for n in owned),
+              "so do the index and its lock: %s" %
+              [(n, os.stat(os.path.join(live, n)).st_uid) for n in owned])
+        check(sorted(os.listdir(units)) == before, "the machine's units are untouched")
+        # the account, not root, scans into the index it now owns
+        mkcorpus(os.path.join(a, "later"), "--files", 3, "--median", "10k", "--seed", 9,
+                 "--no-sync")
+        rc, out, err = run("scan", "--db", ldb, a, user=acct)
+        check(rc == 0 and re.search(r"\b3 new\b", out), "the account scans into its index: "
+              "%d %s %s" % (rc, out[-400:], err[-400:]))
+        shutil.rmtree(os.path.join(a, "later"))
+
     # --run-as: the system service without root (the account is given the
-    # index's folder at a live install; here only the units are written)
+    # index's folder at a live install, which live_install checks)
     acct = "seekless-t%d" % os.getpid()
     made = subprocess.run(["useradd", "--system", "--no-create-home", acct],
                           capture_output=True).returncode == 0
@@ -211,6 +261,7 @@ with tempdir("svc", base="/dev/shm") as work:
                                capture_output=True, text=True)
             check(v.returncode == 0 and "seekless.service" not in v.stderr,
                   "the unit verifies: " + v.stderr[-300:])
+            live_install(acct)
         finally:
             subprocess.run(["userdel", acct], capture_output=True)
     else:
