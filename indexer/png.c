@@ -82,9 +82,11 @@ static void inflate_profile(const uint8_t *z, size_t n, struct x_meta *m)
 	free(out);
 }
 
-/* tEXt, zTXt or iTXt chunk data of length len at d. */
+/* tEXt, zTXt or iTXt chunk data of length len at d.  Only the first
+ * profile is read (*seen counts them): each may inflate to 1 MiB from 1 kB,
+ * so a file of many would buy a thousand times its size in work. */
 static void text_chunk(const struct bc *c, size_t d, size_t len, const char *type,
-		       struct x_meta *m)
+		       struct x_meta *m, int *seen)
 {
 	static const char *const keys[] = {"Raw profile type exif", "Raw profile type APP1"};
 	const uint8_t *p = c->p + d;
@@ -94,6 +96,10 @@ static void text_chunk(const struct bc *c, size_t d, size_t len, const char *typ
 	for (k = 0; k < 2; k++)
 		match |= klen == strlen(keys[k]) && memcmp(p, keys[k], klen) == 0;
 	if (!match || klen + 1 >= len)
+		return;
+	if ((*seen)++ == 1)
+		x_warn(m, "png: more than one EXIF text profile; the first is used");
+	if (*seen > 1)
 		return;
 	pos = klen + 1;
 	if (strcmp(type, "zTXt") == 0) {
@@ -124,7 +130,7 @@ int png_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 {
 	struct bc c = bc_make(p, n, 1);
 	size_t off = 8;
-	int first = 1, have_ihdr = 0;
+	int first = 1, have_ihdr = 0, profiles = 0;
 
 	while (bc_has(&c, off, 8)) {
 		uint32_t len, w, h;
@@ -148,7 +154,7 @@ int png_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 				x_warn(m, "PNG eXIf chunk truncated");
 		} else if ((strcmp(type, "zTXt") == 0 || strcmp(type, "tEXt") == 0 ||
 			    strcmp(type, "iTXt") == 0) && bc_has(&c, off + 8, len)) {
-			text_chunk(&c, off + 8, len, type, m);
+			text_chunk(&c, off + 8, len, type, m, &profiles);
 		} else if (strcmp(type, "IEND") == 0) {
 			break;
 		}

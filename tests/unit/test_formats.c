@@ -393,23 +393,28 @@ static void test_heif(void)
 
 static void test_png_profile(void)
 {
-	/* zTXt "Raw profile type exif": zlib of "\nexif\n  26\n<hex of Exif\0\0+TIFF>" */
-	static const uint8_t tiff[] = "II*\0\x08\0\0\0\x01\0\x0f\x01\x02\0\x04\0\0\0XYZ\0\0\0\0\0";
+	/* zTXt "Raw profile type exif": zlib of "\nexif\n  26\n<hex of Exif\0\0+TIFF>";
+	 * a second profile (make "ABC") is not read */
+	static uint8_t tiff[] = "II*\0\x08\0\0\0\x01\0\x0f\x01\x02\0\x04\0\0\0XYZ\0\0\0\0\0";
 	char text[256];
-	uint8_t z[256], b[512];
-	uLongf zl = sizeof(z);
-	size_t n = 0, i, tl;
+	uint8_t z[256], b[1024];
+	size_t n = 0, i, tl, copy;
 	struct x_meta m;
 
-	tl = (size_t)snprintf(text, sizeof(text), "\nexif\n      %zu\n457869660000", sizeof(tiff) - 1 + 6);
-	for (i = 0; i < sizeof(tiff) - 1; i++)
-		tl += (size_t)snprintf(text + tl, sizeof(text) - tl, "%02x", tiff[i]);
-	text[tl++] = '\n';
-	CHECK(compress(z, &zl, (const Bytef *)text, tl) == Z_OK);
 	memcpy(b, "\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\0\0\x05\0\0\0\x07\x08\x02\0\0\0CRC!", 33);
 	n = 33;
-	{
-		size_t len = 22 + 1 + zl;
+	for (copy = 0; copy < 2; copy++) {
+		uLongf zl = sizeof(z);
+		size_t len;
+		if (copy)
+			memcpy(tiff + 18, "ABC", 3);
+		tl = (size_t)snprintf(text, sizeof(text), "\nexif\n      %zu\n457869660000",
+				      sizeof(tiff) - 1 + 6);
+		for (i = 0; i < sizeof(tiff) - 1; i++)
+			tl += (size_t)snprintf(text + tl, sizeof(text) - tl, "%02x", tiff[i]);
+		text[tl++] = '\n';
+		CHECK(compress(z, &zl, (const Bytef *)text, tl) == Z_OK);
+		len = 22 + 1 + zl;
 		b[n] = 0, b[n + 1] = 0, b[n + 2] = (uint8_t)(len >> 8), b[n + 3] = (uint8_t)len;
 		memcpy(b + n + 4, "zTXtRaw profile type exif\0\0", 4 + 22 + 1);
 		memcpy(b + n + 4 + 27, z, zl);
@@ -420,6 +425,7 @@ static void test_png_profile(void)
 	CHECK_INT(run(b, n, &m), SL_OK);
 	CHECK(m.width == 5 && m.height == 7);
 	CHECK_STR(m.make, "XYZ");
+	CHECK(strstr(m.warnings, "more than one EXIF text profile") != NULL);
 }
 
 static void test_small_formats(void)
