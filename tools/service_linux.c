@@ -180,7 +180,10 @@ int svc_units(const struct svc_opts *o, struct strbuf *service, struct strbuf *t
 		"# On SIGTERM the scan stores what it read and exits 4; the next run\n"
 		"# goes on from there.  1: finished, some files unreadable (recorded).\n"
 		"TimeoutStopSec=2min\n"
-		"SuccessExitStatus=1 4\n");
+		"SuccessExitStatus=1 4\n"
+		"# A run still going after 23 hours (a disk whose reads stopped\n"
+		"# returning) is stopped the same way, before the next night's.\n"
+		"TimeoutStartSec=23h\n");
 	if (!o->user && o->run_as) {
 		sb_adds(service, "# An unprivileged account: it must be able to read the roots.\nUser=");
 		unit_word(service, o->run_as);

@@ -418,11 +418,40 @@ static void write_stamp(const char *path, time_t t)
 	}
 }
 
+/* The bounds the systemd units set with TimeoutStartSec and TimeoutStopSec:
+ * a run still going after 23 hours is asked to stop (what it read is
+ * stored, the next run goes on), and a scan that has not stopped 2 minutes
+ * after being asked (a read on a dying disk that never returns) is ended. */
+#define RUN_MAX_MS (23u * 3600u * 1000u)
+#define STOP_GRACE_MS (2u * 60u * 1000u)
+
+/* Ask the scan to stop, and end it if it has not within STOP_GRACE_MS.
+ * While the service itself is stopping, the SCM is told it still is. */
+static void stop_scan(HANDLE proc, HANDLE run_stop)
+{
+	DWORD waited = 0;
+
+	SetEvent(run_stop);
+	while (WaitForSingleObject(proc, 2000) != WAIT_OBJECT_0) {
+		waited += 2000;
+		if (WaitForSingleObject(g_stop, 0) == WAIT_OBJECT_0)
+			report_state(SERVICE_STOP_PENDING, 3000);
+		if (waited >= STOP_GRACE_MS) {
+			logf_("the scan did not stop within %u s of being asked (a read that "
+			      "never returns?): ending it", STOP_GRACE_MS / 1000);
+			TerminateProcess(proc, EXIT_INTERRUPTED);
+			WaitForSingleObject(proc, 30000);
+			return;
+		}
+	}
+}
+
 /* One scheduled scan, as a child process: `seekless scan --scheduled
- * --config FILE` with its output appended to the log and the stop event
- * inherited (SEEKLESS_STOP_EVENT, sys_on_interrupt).  A crash in the scan
- * (a parser bug meeting a hostile file) ends that scan, not the service.
- * Returns its exit status, or -1 when it could not be started. */
+ * --config FILE` with its output appended to the log and a stop event of
+ * its own inherited (SEEKLESS_STOP_EVENT, sys_on_interrupt), set when the
+ * service stops or the run is too long.  A crash in the scan (a parser bug
+ * meeting a hostile file) ends that scan, not the service.  Returns its
+ * exit status, or -1 when it could not be started. */
 static int run_scan(void)
 {
 	SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, TRUE};
@@ -430,22 +459,27 @@ static int run_scan(void)
 	PROCESS_INFORMATION pi;
 	struct strbuf cmd = STRBUF_INIT, cfg = STRBUF_INIT;
 	wchar_t exe[32768], ev[32], *wcmd = NULL;
-	HANDLE log;
-	DWORD code = (DWORD)-1;
+	HANDLE log, run_stop, waits[2];
+	DWORD code = (DWORD)-1, w;
 	BOOL ok;
 
 	if (!GetModuleFileNameW(NULL, exe, sizeof(exe) / sizeof(exe[0])))
 		return -1;
+	run_stop = CreateEventW(&sa, TRUE, FALSE, NULL);
+	if (!run_stop)
+		return -1;
 	log = CreateFileW(g_wlog, FILE_APPEND_DATA, FILE_SHARE_READ | FILE_SHARE_WRITE, &sa,
 			  OPEN_ALWAYS, FILE_ATTRIBUTE_NORMAL, NULL);
-	if (log == INVALID_HANDLE_VALUE)
+	if (log == INVALID_HANDLE_VALUE) {
+		CloseHandle(run_stop);
 		return -1;
+	}
 	native(g_config, &cfg);
 	sb_adds(&cmd, "\"");
 	win_utf8(exe, -1, &cmd);
 	sb_addf(&cmd, "\" scan --scheduled --config \"%s\"", cfg.p ? cfg.p : "");
 	wcmd = cmd.oom ? NULL : win_wide(cmd.p);
-	swprintf(ev, sizeof(ev) / sizeof(ev[0]), L"%llu", (unsigned long long)(uintptr_t)g_stop);
+	swprintf(ev, sizeof(ev) / sizeof(ev[0]), L"%llu", (unsigned long long)(uintptr_t)run_stop);
 	SetEnvironmentVariableW(L"SEEKLESS_STOP_EVENT", ev);
 	memset(&si, 0, sizeof(si));
 	si.cb = sizeof(si);
@@ -458,12 +492,21 @@ static int run_scan(void)
 	free(wcmd);
 	sb_free(&cmd);
 	sb_free(&cfg);
-	if (!ok)
+	if (!ok) {
+		CloseHandle(run_stop);
 		return -1;
+	}
 	CloseHandle(pi.hThread);
-	if (WaitForSingleObject(pi.hProcess, INFINITE) == WAIT_OBJECT_0)
-		GetExitCodeProcess(pi.hProcess, &code);
+	waits[0] = pi.hProcess;
+	waits[1] = g_stop;
+	w = WaitForMultipleObjects(2, waits, FALSE, RUN_MAX_MS);
+	if (w == WAIT_TIMEOUT)
+		logf_("the scan has run for %u hours: asking it to stop", RUN_MAX_MS / 3600000u);
+	if (w != WAIT_OBJECT_0)
+		stop_scan(pi.hProcess, run_stop);
+	GetExitCodeProcess(pi.hProcess, &code);
 	CloseHandle(pi.hProcess);
+	CloseHandle(run_stop);
 	return (int)code;
 }
 
