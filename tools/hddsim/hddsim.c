@@ -4,9 +4,11 @@
  *   disk     the disk image (a sparse file, best kept in /dev/shm), served
  *            with direct_io: every read and write reaches us, and is
  *            delayed by the service time model.h computes for it;
- *   control  write "latency on|off", "reset", "trace PATH", "trace off";
+ *   control  write "latency on|off", "reset", "trace PATH", "trace off",
+ *            "bad OFFSET LENGTH" (bytes of the image that now fail to
+ *            read, as a disk's unreadable sectors do), "bad clear";
  *            read the counters (requests, bytes, seeks, seek tracks,
- *            modelled busy time).
+ *            modelled busy time, failed reads).
  *
  * Attach the image with `losetup --direct-io=on`, mark the loop device
  * rotational and give it mq-deadline; tools/hddsim/hddsim.sh does all that.
@@ -33,6 +35,9 @@
 #include "tools/hddsim/model.h"
 
 #define MAX_DEPTH 256
+#define MAX_BAD 64
+/* A disk retries an unreadable sector for a while before it gives up. */
+#define BAD_RETRY_MS 50
 
 struct req {
 	uint64_t off, len;
@@ -51,6 +56,11 @@ static struct {
 	FILE *trace;
 	double t0, busy_until;
 	pthread_t disk;
+	struct {
+		uint64_t off, len;
+	} bad[MAX_BAD];
+	int nbad;
+	unsigned long long bad_reads;
 } G = {.mu = PTHREAD_MUTEX_INITIALIZER,
        .work = PTHREAD_COND_INITIALIZER,
        .space = PTHREAD_COND_INITIALIZER,
@@ -137,11 +147,11 @@ static int render_stats(char *buf, size_t cap)
 	pthread_mutex_lock(&G.mu);
 	n = snprintf(buf, cap,
 		     "latency %s\nrequests %llu\nbytes %llu\nseeks %llu\nseek_tracks %.0f\n"
-		     "cache_hits %llu\nbusy_ms %.3f\ndepth %d\n",
+		     "cache_hits %llu\nbusy_ms %.3f\ndepth %d\nbad_ranges %d\nbad_reads %llu\n",
 		     G.latency ? "on" : "off", (unsigned long long)G.model.requests,
 		     (unsigned long long)G.model.bytes, (unsigned long long)G.model.seeks,
 		     G.model.seek_tracks, (unsigned long long)G.model.hits, G.model.busy_ms,
-		     G.model.p.depth);
+		     G.model.p.depth, G.nbad, G.bad_reads);
 	pthread_mutex_unlock(&G.mu);
 	return n;
 }
@@ -162,6 +172,17 @@ static int control(const char *cmd, size_t n)
 		G.latency = 0;
 	} else if (strcmp(line, "reset") == 0) {
 		hdd_reset_counters(&G.model);
+	} else if (strcmp(line, "bad clear") == 0) {
+		G.nbad = 0;
+	} else if (strncmp(line, "bad ", 4) == 0) {
+		unsigned long long off, len;
+		if (sscanf(line + 4, "%llu %llu", &off, &len) != 2 || len == 0 || G.nbad == MAX_BAD) {
+			pthread_mutex_unlock(&G.mu);
+			return -EINVAL;
+		}
+		G.bad[G.nbad].off = off;
+		G.bad[G.nbad].len = len;
+		G.nbad++;
 	} else if (strcmp(line, "trace off") == 0) {
 		if (G.trace)
 			fclose(G.trace);
@@ -227,6 +248,21 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
+/* Does [off, off+len) touch an unreadable range?  Counts the failure. */
+static int is_bad(uint64_t off, uint64_t len)
+{
+	int i, bad = 0;
+
+	pthread_mutex_lock(&G.mu);
+	for (i = 0; i < G.nbad && !bad; i++)
+		bad = off < G.bad[i].off + G.bad[i].len && G.bad[i].off < off + len;
+	G.bad_reads += (unsigned long long)bad;
+	if (bad && G.trace)
+		fprintf(G.trace, "EIO %llu %llu\n", (unsigned long long)off, (unsigned long long)len);
+	pthread_mutex_unlock(&G.mu);
+	return bad;
+}
+
 static int op_read(const char *path, char *buf, size_t size, off_t off, struct fuse_file_info *fi)
 {
 	ssize_t n;
@@ -246,6 +282,11 @@ static int op_read(const char *path, char *buf, size_t size, off_t off, struct f
 	if ((uint64_t)off + size > G.size)
 		size = (size_t)(G.size - (uint64_t)off);
 	disk_io((uint64_t)off, size);
+	if (is_bad((uint64_t)off, size)) {
+		struct timespec ts = {0, BAD_RETRY_MS * 1000000L};
+		nanosleep(&ts, NULL);
+		return -EIO;
+	}
 	n = pread(G.fd, buf, size, off);
 	return n < 0 ? -errno : (int)n;
 }

@@ -7,6 +7,8 @@
 #   hddsim.sh stats NAME         the emulator's counters
 #   hddsim.sh reset NAME         zero them
 #   hddsim.sh trace NAME FILE|off
+#   hddsim.sh bad NAME OFFSET LENGTH   those bytes of the disk now fail to read (EIO)
+#   hddsim.sh bad NAME clear           all readable again
 #   hddsim.sh down NAME          unmount, detach, stop, delete (idempotent)
 #
 # The stack: sparse image in /dev/shm -> hddsim (FUSE, direct_io) ->
@@ -58,6 +60,9 @@ remount)
   mount -o noatime "$loop" "$dir/fs"
   ;;
 latency) ctl "latency ${3:?on|off}" ;;
+bad)
+  if [ "${3:?OFFSET|clear}" = clear ]; then ctl "bad clear"; else ctl "bad $3 ${4:?LENGTH}"; fi
+  ;;
 reset) ctl reset ;;
 stats) cat "$dir/fuse/control" ;;
 trace)
