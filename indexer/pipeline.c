@@ -735,40 +735,44 @@ static void store(struct pipe *P, px_sink_fn sink, void *ctx, struct px_record *
 int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o,
 	   px_sink_fn sink, void *sink_ctx, struct px_stats *st, struct sl_err *err)
 {
-	struct pipe P;
+	struct pipe *P;
 	pthread_t *threads = NULL;
 	size_t nthreads = 0, nreaders = 0, g, i;
 	struct px_group_stats *gstats = NULL;
 	struct px_progress prog;
 	struct px_record *r;
-	double last_progress = 0;
-	int jobs, e = 0, rc = SL_OK;
+	double last_progress = 0, stop_seen = 0;
+	int jobs, e = 0, rc = SL_OK, abandoned = 0;
 
 	memset(st, 0, sizeof(*st));
-	memset(&P, 0, sizeof(P));
-	P.ft = ft;
-	P.pl = pl;
-	P.o = o;
-	P.budget.total = o->mem_budget ? o->mem_budget : (size_t)64 << 20;
-	if (P.budget.total < ((size_t)1 << 20))
-		P.budget.total = (size_t)1 << 20;
-	P.whole_max = P.budget.total / 4;
-	P.chunk = o->chunk ? o->chunk : (size_t)4 << 20;
-	if (P.chunk > P.whole_max)
-		P.chunk = P.whole_max;
+	/* On the heap: a stop that gives up on a reader stuck in a read leaves
+	 * it, and the threads waiting behind it, running with this (below). */
+	P = calloc(1, sizeof(*P));
+	if (!P)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "pipeline: out of memory");
+	P->ft = ft;
+	P->pl = pl;
+	P->o = o;
+	P->budget.total = o->mem_budget ? o->mem_budget : (size_t)64 << 20;
+	if (P->budget.total < ((size_t)1 << 20))
+		P->budget.total = (size_t)1 << 20;
+	P->whole_max = P->budget.total / 4;
+	P->chunk = o->chunk ? o->chunk : (size_t)4 << 20;
+	if (P->chunk > P->whole_max)
+		P->chunk = P->whole_max;
 	jobs = o->jobs > 0 ? o->jobs : sys_cpu_count();
 	st->jobs = jobs;
-	pthread_mutex_init(&P.budget.mu, NULL);
-	pthread_cond_init(&P.budget.freed, NULL);
-	pthread_mutex_init(&P.order_mu, NULL);
-	pthread_cond_init(&P.order_cv, NULL);
-	pthread_mutex_init(&P.fatal_mu, NULL);
-	pthread_mutex_init(&P.stat_mu, NULL);
-	P.t0 = sys_now();
+	pthread_mutex_init(&P->budget.mu, NULL);
+	pthread_cond_init(&P->budget.freed, NULL);
+	pthread_mutex_init(&P->order_mu, NULL);
+	pthread_cond_init(&P->order_cv, NULL);
+	pthread_mutex_init(&P->fatal_mu, NULL);
+	pthread_mutex_init(&P->stat_mu, NULL);
+	P->t0 = sys_now();
 
-	P.groups = calloc(pl->ngroups ? pl->ngroups : 1, sizeof(*P.groups));
+	P->groups = calloc(pl->ngroups ? pl->ngroups : 1, sizeof(*P->groups));
 	gstats = calloc(pl->ngroups ? pl->ngroups : 1, sizeof(*gstats));
-	if (!P.groups || !gstats || q_init(&P.xq, QUEUE_CAP) || q_init(&P.sq, QUEUE_CAP)) {
+	if (!P->groups || !gstats || q_init(&P->xq, QUEUE_CAP) || q_init(&P->sq, QUEUE_CAP)) {
 		rc = SL_FAIL(err, SL_E_NOMEM, 0, "pipeline: out of memory");
 		goto out;
 	}
@@ -777,13 +781,13 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 		int n = pg->rotational == 0 ? (o->ssd_readers > 0 ? o->ssd_readers : 4) : 1;
 		if ((size_t)n > pg->count)
 			n = pg->count ? (int)pg->count : 1;
-		P.groups[g].P = &P;
-		P.groups[g].g = pg;
-		P.groups[g].sequential = n == 1;
-		atomic_init(&P.groups[g].cursor, 0);
-		atomic_init(&P.groups[g].files, 0);
-		atomic_init(&P.groups[g].bytes, 0);
-		atomic_init(&P.groups[g].readers_left, n);
+		P->groups[g].P = P;
+		P->groups[g].g = pg;
+		P->groups[g].sequential = n == 1;
+		atomic_init(&P->groups[g].cursor, 0);
+		atomic_init(&P->groups[g].files, 0);
+		atomic_init(&P->groups[g].bytes, 0);
+		atomic_init(&P->groups[g].readers_left, n);
 		nreaders += (size_t)n;
 	}
 	threads = calloc(nreaders + (size_t)jobs + 1, sizeof(*threads));
@@ -791,14 +795,14 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 		rc = SL_FAIL(err, SL_E_NOMEM, 0, "pipeline: out of memory");
 		goto out;
 	}
-	atomic_init(&P.readers_left, (int)nreaders);
-	atomic_init(&P.extractors_left, jobs);
+	atomic_init(&P->readers_left, (int)nreaders);
+	atomic_init(&P->extractors_left, jobs);
 	if (nreaders == 0) {
-		P.read_end = P.t0;
-		q_close(&P.xq);
+		P->read_end = P->t0;
+		q_close(&P->xq);
 	}
 	for (i = 0; i < (size_t)jobs; i++) {
-		if ((e = pthread_create(&threads[nthreads], NULL, extractor_main, &P)) != 0)
+		if ((e = pthread_create(&threads[nthreads], NULL, extractor_main, P)) != 0)
 			break;
 		nthreads++;
 	}
@@ -807,17 +811,17 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 		goto out;
 	}
 	if (nthreads < (size_t)jobs &&
-	    atomic_fetch_sub(&P.extractors_left, jobs - (int)nthreads) == jobs - (int)nthreads)
-		q_close(&P.sq);
+	    atomic_fetch_sub(&P->extractors_left, jobs - (int)nthreads) == jobs - (int)nthreads)
+		q_close(&P->sq);
 	for (g = 0; g < pl->ngroups && nreaders; g++) {
-		int n = atomic_load(&P.groups[g].readers_left), k;
+		int n = atomic_load(&P->groups[g].readers_left), k;
 		for (k = 0; k < n; k++) {
-			if ((e = pthread_create(&threads[nthreads], NULL, reader_main, &P.groups[g])) !=
+			if ((e = pthread_create(&threads[nthreads], NULL, reader_main, &P->groups[g])) !=
 			    0) {
 				struct sl_err te;
 				SL_FAIL(&te, SL_E_RESOURCE, e, "cannot start reader thread");
-				set_fatal(&P, &te);
-				reader_exit(&P, &P.groups[g]);
+				set_fatal(P, &te);
+				reader_exit(P, &P->groups[g]);
 				continue;
 			}
 			nthreads++;
@@ -826,7 +830,7 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 	/* Groups with no reader (no files) finish at once. */
 	for (g = 0; g < pl->ngroups; g++)
 		if (pl->groups[g].count == 0)
-			P.groups[g].end = P.t0;
+			P->groups[g].end = P->t0;
 
 	/* Entries the walk or locate pass could not use get their record now,
 	 * straight to the sink: this thread is also the store queue's only
@@ -836,16 +840,16 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 		struct px_record er;
 		struct sl_err se;
 		char *path;
-		if (!(f->flags & FT_FAILED) || atomic_load(&P.stop))
+		if (!(f->flags & FT_FAILED) || atomic_load(&P->stop))
 			continue;
-		path = path_of(&P, (uint32_t)i);
+		path = path_of(P, (uint32_t)i);
 		if (!path) {
-			nomem(&P);
+			nomem(P);
 			break;
 		}
 		fill_error(ft, &er, (uint32_t)i, path, SL_E_IO, ftab_str(ft, f->err));
 		if (sink(sink_ctx, &er, &se) != SL_OK)
-			set_fatal(&P, &se);
+			set_fatal(P, &se);
 		else {
 			st->files++;
 			st->errors++;
@@ -859,56 +863,83 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 		prog.bytes_total += pl->groups[g].bytes;
 	for (;;) {
 		int timed_out;
-		r = q_pop(&P.sq, o->progress ? 0.25 : 0, &timed_out);
+		r = q_pop(&P->sq, 0.25, &timed_out);
 		if (r)
-			store(&P, sink, sink_ctx, r, st);
+			store(P, sink, sink_ctx, r, st);
 		else if (!timed_out)
 			break;
+		if (!r && stopping(P)) {
+			/* Stopping waits for the reads in progress; one on a failing
+			 * disk may never return.  After the grace, the records
+			 * already made are stored and the rest is left behind. */
+			if (!stop_seen)
+				stop_seen = sys_now();
+			else if (sys_now() - stop_seen > (o->stop_grace > 0 ? o->stop_grace : 10.0)) {
+				abandoned = 1;
+				break;
+			}
+		}
 		if (o->progress && sys_now() - last_progress >= 0.25) {
 			last_progress = sys_now();
 			prog.files_done = st->files;
-			prog.bytes_done = atomic_load(&P.bytes_read);
-			prog.elapsed = last_progress - P.t0;
+			prog.bytes_done = atomic_load(&P->bytes_read);
+			prog.elapsed = last_progress - P->t0;
 			o->progress(o->progress_ctx, &prog);
 		}
 	}
-	for (i = 0; i < nthreads; i++)
+	for (i = 0; i < nthreads && !abandoned; i++)
 		pthread_join(threads[i], NULL);
 
-	st->bytes = atomic_load(&P.bytes_read);
-	st->read_s = (P.read_end ? P.read_end : sys_now()) - P.t0;
-	st->extract_s = P.extract_s;
-	st->wall_s = sys_now() - P.t0;
-	st->peak_inflight = P.budget.peak;
+	st->bytes = atomic_load(&P->bytes_read);
+	st->read_s = (P->read_end ? P->read_end : sys_now()) - P->t0;
+	st->extract_s = P->extract_s;
+	st->wall_s = sys_now() - P->t0;
+	st->peak_inflight = P->budget.peak;
 	for (g = 0; g < pl->ngroups; g++) {
-		gstats[g].read_s = (P.groups[g].end ? P.groups[g].end : P.read_end) - P.t0;
-		gstats[g].files = atomic_load(&P.groups[g].files);
-		gstats[g].bytes = atomic_load(&P.groups[g].bytes);
-		gstats[g].yield_s = P.groups[g].yield_s;
-		gstats[g].pauses = P.groups[g].pauses;
+		gstats[g].read_s = (P->groups[g].end ? P->groups[g].end : P->read_end) - P->t0;
+		gstats[g].files = atomic_load(&P->groups[g].files);
+		gstats[g].bytes = atomic_load(&P->groups[g].bytes);
+		gstats[g].yield_s = P->groups[g].yield_s;
+		gstats[g].pauses = P->groups[g].pauses;
 	}
 	st->groups = gstats;
 	st->ngroups = pl->ngroups;
 	gstats = NULL;
-	if (rc == SL_OK && P.fatal) {
-		*err = P.fatal_err;
-		rc = P.fatal;
+	if (rc == SL_OK && P->fatal) {
+		pthread_mutex_lock(&P->fatal_mu);
+		*err = P->fatal_err;
+		rc = P->fatal;
+		pthread_mutex_unlock(&P->fatal_mu);
 	} else if (rc == SL_OK && o->cancel && atomic_load(o->cancel)) {
 		rc = SL_FAIL(err, SL_E_CANCELLED, 0,
 			     "interrupted; what was read is stored, run again to complete the index");
 	}
+	if (abandoned) {
+		/* The threads still use P, ft and pl: the caller must end the
+		 * process without freeing those (px_stats.abandoned). */
+		st->abandoned = 1;
+		for (g = 0; g < pl->ngroups; g++)
+			if (atomic_load(&P->groups[g].readers_left) > 0)
+				snprintf(st->stuck, sizeof(st->stuck), "%s", pl->groups[g].name);
+		i = strlen(err->msg);
+		snprintf(err->msg + i, sizeof(err->msg) - i,
+			 "; a read on %s did not return %.0f s after the stop (a failing disk?)",
+			 st->stuck[0] ? st->stuck : "a disk", o->stop_grace > 0 ? o->stop_grace : 10.0);
+		return rc;
+	}
 out:
 	free(threads);
 	free(gstats);
-	free(P.groups);
-	q_destroy(&P.xq);
-	q_destroy(&P.sq);
-	pthread_mutex_destroy(&P.budget.mu);
-	pthread_cond_destroy(&P.budget.freed);
-	pthread_mutex_destroy(&P.order_mu);
-	pthread_cond_destroy(&P.order_cv);
-	pthread_mutex_destroy(&P.fatal_mu);
-	pthread_mutex_destroy(&P.stat_mu);
+	free(P->groups);
+	q_destroy(&P->xq);
+	q_destroy(&P->sq);
+	pthread_mutex_destroy(&P->budget.mu);
+	pthread_cond_destroy(&P->budget.freed);
+	pthread_mutex_destroy(&P->order_mu);
+	pthread_cond_destroy(&P->order_cv);
+	pthread_mutex_destroy(&P->fatal_mu);
+	pthread_mutex_destroy(&P->stat_mu);
+	free(P);
 	return rc;
 }
 

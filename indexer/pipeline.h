@@ -74,6 +74,7 @@ struct px_opts {
 	px_read_fn on_read;  /* may be NULL */
 	void *on_read_ctx;
 	atomic_int *cancel;  /* when set: stop starting files, store what is done */
+	double stop_grace;   /* seconds a stop waits for reads in progress; 0 = 10 */
 	px_progress_fn progress;
 	void *progress_ctx;
 };
@@ -98,6 +99,8 @@ struct px_stats {
 	int jobs;
 	struct px_group_stats *groups; /* plan->ngroups entries; px_stats_free */
 	size_t ngroups;
+	int abandoned;       /* a stop gave up on a read that did not return */
+	char stuck[64];      /* the disk of that read */
 };
 
 /* Read every file of the plan and store a record for it, plus one for every
@@ -105,7 +108,13 @@ struct px_stats {
  * records were stored (some may carry per-file errors: st->errors);
  * SL_E_CANCELLED when *cancel stopped it; otherwise the fatal error (sink
  * failure, SL_E_RESOURCE, SL_E_NOMEM) that stopped it.  *st is filled either
- * way; release with px_stats_free. */
+ * way; release with px_stats_free.
+ *
+ * A stop (cancel or fatal) waits o->stop_grace seconds for the reads in
+ * progress.  If one has not returned by then, the records made are stored
+ * and px_run returns with st->abandoned set: threads are still running and
+ * use ft, pl and o, so the caller must finish with the index and end the
+ * process without freeing them. */
 int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o,
 	   px_sink_fn sink, void *sink_ctx, struct px_stats *st, struct sl_err *err);
 void px_stats_free(struct px_stats *st);

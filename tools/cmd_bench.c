@@ -362,6 +362,13 @@ int cmd_bench(int argc, char **argv)
 						   (const char *const *)p.roots, p.nroots, 0, &e);
 				if (rc == SL_OK && ev)
 					rc = px_run(&p.ft, &pl, &po, count_only, NULL, &st, &e);
+				if (st.abandoned) {
+					/* a reader is stuck with p and pl (px_run) */
+					cli_error("bench", &e);
+					db_close(db);
+					fflush(NULL);
+					_Exit(EXIT_INTERRUPTED);
+				}
 			}
 			if (rc == SL_OK) {
 				res[oi][r].wall = st.read_s;

@@ -600,6 +600,13 @@ int cmd_scan(int argc, char **argv)
 		for (i = 0; (uint64_t)i < sc.nerrors && i < MAX_SHOWN_ERRORS; i++)
 			if (sc.shown[i])
 				fprintf(stderr, "seekless scan: %s\n", sc.shown[i]);
+	if (st.abandoned) {
+		/* A reader is still stuck in a read, with the plan and the file
+		 * table: close the index and end here, freeing nothing. */
+		db_close(db);
+		fflush(NULL);
+		_Exit(rc == SL_E_CANCELLED ? EXIT_INTERRUPTED : EXIT_FATAL);
+	}
 	for (i = 0; i < MAX_SHOWN_ERRORS; i++)
 		free(sc.shown[i]);
 	sj_free(&jn);

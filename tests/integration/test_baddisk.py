@@ -8,14 +8,21 @@ a block in its middle.  The scan must record exactly those four with an
 I/O error, read every other file right (hashes from xxhsum, taken before),
 exit 1, and leave an index that passes its integrity check.  Once the
 sectors read again, the next scan rereads exactly those four and clears
-their errors."""
+their errors.
+
+Then the disk stops answering in the middle of the tree: a read that never
+returns.  SIGTERM must still end the scan (exit 4, the message naming the
+stuck read), with what was read stored and the index intact; when the disk
+answers again, the next scan completes the index."""
 import os
 import random
 import re
+import signal
 import subprocess
+import time
 
-from lib import (HddSim, check, db_rows, done, export, mkcorpus, regular_files, run, tempdir,
-                 xxh128)
+from lib import (BIN, HddSim, check, db_rows, done, export, mkcorpus, regular_files, run,
+                 tempdir, xxh128)
 
 disk = HddSim("bad%d" % os.getpid())
 name, sh = disk.name, disk.sh
@@ -108,7 +115,51 @@ try:
         recs = {r["path"]: r for r in export(db)}
         check(all(recs[p]["error"] is None and recs[p]["content_hash"] == want[p]
                   for p in victims), "their errors are gone, their hashes right")
+
+        # a disk that stops answering halfway through the physical order
+        by_place = sorted((physical(p, 0), p) for p in files if p != big)
+        at, held = by_place[len(by_place) // 2]
+        sh("stall", name, str(at), str(BLOCK))
+        sh("remount", name)
+        db2 = os.path.join(work, "stall.db")
+        proc = subprocess.Popen([BIN, "scan", "--db", db2, "--mem", "8M", root],
+                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+        deadline = time.time() + 60
+        stalled = 0
+        while time.time() < deadline and proc.poll() is None and not stalled:
+            time.sleep(0.2)
+            st = dict(line.split(" ", 1) for line in sh("stats", name).splitlines())
+            stalled = int(st["stalled_now"])
+        check(stalled and proc.poll() is None, "the scan waits on the read that does not return")
+        time.sleep(1)
+        t0 = time.time()
+        proc.send_signal(signal.SIGTERM)
+        try:
+            out, err = proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            out, err = proc.communicate()
+        took = time.time() - t0
+        print("SIGTERM to exit with a read held: %.1f s" % took)
+        check(proc.returncode == 4, "one SIGTERM ends it, exit 4 (%s): %s" %
+              (proc.returncode, err[-400:]))
+        check("did not return 10 s after the stop" in err, "it says why: " + err[-400:])
+        check(db_rows(db2, "PRAGMA integrity_check") == [("ok",)], "index intact")
+        rows = db_rows(db2, "SELECT status, message FROM scans")
+        check(len(rows) == 1 and rows[0][0] == "interrupted" and "did not return" in rows[0][1],
+              "recorded as interrupted, with the reason: %s" % rows)
+        stored = db_rows(db2, "SELECT path, content_hash FROM files")
+        check(len(stored) > 10 and held not in dict(stored),
+              "what was read before the stuck file is stored (%d files)" % len(stored))
+        check(all(h == want[p] for p, h in stored), "and stored right")
+        sh("stall", name, "clear")
+        rc, out, err, counts = scan(db2, root)
+        check(rc == 0 and counts == (len(stored), 0, len(files) - len(stored)),
+              "the next scan completes the index: %d %s" % (rc, counts))
+        check(sorted(r["path"] for r in export(db2)) == files, "every file there")
 finally:
+    subprocess.run(["bash", disk.script, "stall", name, "clear"], env=disk.env,
+                   capture_output=True)
     disk.down()
 
 done()

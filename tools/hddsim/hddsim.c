@@ -6,7 +6,9 @@
  *            delayed by the service time model.h computes for it;
  *   control  write "latency on|off", "reset", "trace PATH", "trace off",
  *            "bad OFFSET LENGTH" (bytes of the image that now fail to
- *            read, as a disk's unreadable sectors do), "bad clear";
+ *            read, as a disk's unreadable sectors do), "bad clear",
+ *            "stall OFFSET LENGTH" (reads of them wait until "stall
+ *            clear", as on a disk that stopped answering);
  *            read the counters (requests, bytes, seeks, seek tracks,
  *            modelled busy time, failed reads).
  *
@@ -58,9 +60,10 @@ static struct {
 	pthread_t disk;
 	struct {
 		uint64_t off, len;
-	} bad[MAX_BAD];
-	int nbad;
+	} bad[MAX_BAD], stall[MAX_BAD];
+	int nbad, nstall;
 	unsigned long long bad_reads;
+	int stalled_now; /* reads being held */
 } G = {.mu = PTHREAD_MUTEX_INITIALIZER,
        .work = PTHREAD_COND_INITIALIZER,
        .space = PTHREAD_COND_INITIALIZER,
@@ -147,11 +150,12 @@ static int render_stats(char *buf, size_t cap)
 	pthread_mutex_lock(&G.mu);
 	n = snprintf(buf, cap,
 		     "latency %s\nrequests %llu\nbytes %llu\nseeks %llu\nseek_tracks %.0f\n"
-		     "cache_hits %llu\nbusy_ms %.3f\ndepth %d\nbad_ranges %d\nbad_reads %llu\n",
+		     "cache_hits %llu\nbusy_ms %.3f\ndepth %d\nbad_ranges %d\nbad_reads %llu\n"
+		     "stalled_now %d\n",
 		     G.latency ? "on" : "off", (unsigned long long)G.model.requests,
 		     (unsigned long long)G.model.bytes, (unsigned long long)G.model.seeks,
 		     G.model.seek_tracks, (unsigned long long)G.model.hits, G.model.busy_ms,
-		     G.model.p.depth, G.nbad, G.bad_reads);
+		     G.model.p.depth, G.nbad, G.bad_reads, G.stalled_now);
 	pthread_mutex_unlock(&G.mu);
 	return n;
 }
@@ -174,15 +178,20 @@ static int control(const char *cmd, size_t n)
 		hdd_reset_counters(&G.model);
 	} else if (strcmp(line, "bad clear") == 0) {
 		G.nbad = 0;
-	} else if (strncmp(line, "bad ", 4) == 0) {
+	} else if (strcmp(line, "stall clear") == 0) {
+		G.nstall = 0;
+	} else if (strncmp(line, "bad ", 4) == 0 || strncmp(line, "stall ", 6) == 0) {
+		int stall = line[0] == 's';
 		unsigned long long off, len;
-		if (sscanf(line + 4, "%llu %llu", &off, &len) != 2 || len == 0 || G.nbad == MAX_BAD) {
+		int *count = stall ? &G.nstall : &G.nbad;
+		if (sscanf(line + (stall ? 6 : 4), "%llu %llu", &off, &len) != 2 || len == 0 ||
+		    *count == MAX_BAD) {
 			pthread_mutex_unlock(&G.mu);
 			return -EINVAL;
 		}
-		G.bad[G.nbad].off = off;
-		G.bad[G.nbad].len = len;
-		G.nbad++;
+		(stall ? G.stall : G.bad)[*count].off = off;
+		(stall ? G.stall : G.bad)[*count].len = len;
+		++*count;
 	} else if (strcmp(line, "trace off") == 0) {
 		if (G.trace)
 			fclose(G.trace);
@@ -248,6 +257,32 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
+/* Hold a read of [off, off+len) while it touches a stalled range. */
+static void wait_stall(uint64_t off, uint64_t len)
+{
+	int i, held = 0;
+
+	pthread_mutex_lock(&G.mu);
+	for (;;) {
+		int stalled = 0;
+		for (i = 0; i < G.nstall && !stalled; i++)
+			stalled = off < G.stall[i].off + G.stall[i].len && G.stall[i].off < off + len;
+		if (!stalled)
+			break;
+		if (!held)
+			G.stalled_now++, held = 1;
+		pthread_mutex_unlock(&G.mu);
+		{
+			struct timespec ts = {0, 20 * 1000000L};
+			nanosleep(&ts, NULL);
+		}
+		pthread_mutex_lock(&G.mu);
+	}
+	if (held)
+		G.stalled_now--;
+	pthread_mutex_unlock(&G.mu);
+}
+
 /* Does [off, off+len) touch an unreadable range?  Counts the failure. */
 static int is_bad(uint64_t off, uint64_t len)
 {
@@ -282,6 +317,7 @@ static int op_read(const char *path, char *buf, size_t size, off_t off, struct f
 	if ((uint64_t)off + size > G.size)
 		size = (size_t)(G.size - (uint64_t)off);
 	disk_io((uint64_t)off, size);
+	wait_stall((uint64_t)off, size);
 	if (is_bad((uint64_t)off, size)) {
 		struct timespec ts = {0, BAD_RETRY_MS * 1000000L};
 		nanosleep(&ts, NULL);

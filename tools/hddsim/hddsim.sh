@@ -9,6 +9,8 @@
 #   hddsim.sh trace NAME FILE|off
 #   hddsim.sh bad NAME OFFSET LENGTH   those bytes of the disk now fail to read (EIO)
 #   hddsim.sh bad NAME clear           all readable again
+#   hddsim.sh stall NAME OFFSET LENGTH reads of those bytes wait (a disk that stopped answering)
+#   hddsim.sh stall NAME clear         they are answered
 #   hddsim.sh down NAME          unmount, detach, stop, delete (idempotent)
 #
 # The stack: sparse image in /dev/shm -> hddsim (FUSE, direct_io) ->
@@ -60,8 +62,8 @@ remount)
   mount -o noatime "$loop" "$dir/fs"
   ;;
 latency) ctl "latency ${3:?on|off}" ;;
-bad)
-  if [ "${3:?OFFSET|clear}" = clear ]; then ctl "bad clear"; else ctl "bad $3 ${4:?LENGTH}"; fi
+bad|stall)
+  if [ "${3:?OFFSET|clear}" = clear ]; then ctl "$cmd clear"; else ctl "$cmd $3 ${4:?LENGTH}"; fi
   ;;
 reset) ctl reset ;;
 stats) cat "$dir/fuse/control" ;;
