@@ -290,7 +290,7 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 		struct plan_group *gr = &p.groups[g];
 		uint32_t *s = p.seq + gr->first;
 		const struct dev_info *d = NULL;
-		int ext_errno = 0;
+		int ext_errno = 0, probed = 0;
 
 		for (i = 0; i < ft->ndevs; i++) {
 			if (p.dev_group[i] != g)
@@ -299,10 +299,16 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 				d = &devs[i];
 			if (ft->devs[i].extents == 0)
 				ext_errno = ft->devs[i].extents_errno;
+			probed |= ft->devs[i].extents != -1;
 		}
-		gr->order = plan_decide(order, gr->rotational, gr->extents, d ? d->how : "?",
-					d ? d->fstype : "?", ext_errno, gr->reason,
+		/* Extent maps are only asked for files to read: with none (a
+		 * rescan that found nothing new) they are unknown, not missing,
+		 * and the order is the one these files would have had. */
+		gr->order = plan_decide(order, gr->rotational, probed ? gr->extents : 1,
+					d ? d->how : "?", d ? d->fstype : "?", ext_errno, gr->reason,
 					sizeof(gr->reason));
+		if (gr->count == 0)
+			snprintf(gr->reason, sizeof(gr->reason), "nothing to read");
 		switch (gr->order) {
 		case PLAN_PHYSICAL:
 		case PLAN_INODE:

@@ -10,6 +10,10 @@ exit 1, and leave an index that passes its integrity check.  Once the
 sectors read again, the next scan rereads exactly those four and clears
 their errors.
 
+A directory's own block goes bad: the rescan cannot list it, says so,
+exits 1, and marks none of its files deleted (they are unknown, not gone);
+once it reads again, nothing has changed.
+
 Then the disk stops answering in the middle of the tree: a read that never
 returns.  SIGTERM must still end the scan (exit 4, the message naming the
 stuck read), with what was read stored and the index intact; when the disk
@@ -29,18 +33,18 @@ name, sh = disk.name, disk.sh
 BLOCK = 4096
 
 
-def physical(path, logical):
+def physical(path, logical, block=False):
     """The disk byte that holds a file's byte `logical`, from filefrag -v
-    (which asks FIEMAP itself; seekless is not the oracle here).  Its
-    numbers are in the file system's blocks: 1 kB on a file system this
-    small."""
+    (which asks FIEMAP itself; seekless is not the oracle here); with
+    block, also the file system's block size (1 kB on one this small)."""
     out = subprocess.run(["filefrag", "-v", path], capture_output=True, text=True,
                          check=True).stdout
     bs = int(re.search(r"blocks? of (\d+) bytes", out).group(1))
     for m in re.finditer(r"^\s*\d+:\s+(\d+)\.\.\s*(\d+):\s+(\d+)\.\.", out, re.M):
         lo, hi, phys = (int(g) for g in m.groups())
         if lo * bs <= logical < (hi + 1) * bs:
-            return phys * bs + logical - lo * bs
+            at = phys * bs + logical - lo * bs
+            return (at, bs) if block else at
     check(False, "no extent of %s holds byte %d: %s" % (path, logical, out))
     return 0
 
@@ -115,6 +119,28 @@ try:
         recs = {r["path"]: r for r in export(db)}
         check(all(recs[p]["error"] is None and recs[p]["content_hash"] == want[p]
                   for p in victims), "their errors are gone, their hashes right")
+
+        # a directory that cannot be read: its files are not lost
+        folder = os.path.dirname(victims[0])
+        inside = [p for p in files if p.startswith(folder + "/")]
+        at, bs = physical(folder, 0, block=True)
+        sh("bad", name, str(at), str(bs))  # that directory's first block only
+        sh("remount", name)
+        rc, out, err, counts = scan(db, root)
+        check(rc == 1 and "readdir: Input/output error" in out + err,
+              "the unlistable directory is reported: %d %s %s" % (rc, out[-600:], err[-300:]))
+        check("missing files not marked deleted: 1 directories could not be read" in out,
+              "and deletions are not guessed: " + out)
+        left = {r["path"] for r in export(db)}
+        check(all(p in left for p in inside) and len(inside) >= 3,
+              "its %d files keep their records" % len(inside))
+        check(db_rows(db, "SELECT count(*) FROM files WHERE deleted_at IS NOT NULL") == [(0,)],
+              "nothing marked deleted")
+        sh("bad", name, "clear")
+        sh("remount", name)
+        rc, out, err, counts = scan(db, root)
+        check(rc == 0 and counts == (len(files), 0, 0),
+              "readable again: nothing changed: %d %s" % (rc, counts))
 
         # a disk that stops answering halfway through the physical order
         by_place = sorted((physical(p, 0), p) for p in files if p != big)

@@ -123,6 +123,30 @@ static void test_auto(void)
 	plan_free(&p);
 }
 
+/* A rescan that reads nothing on a disk: its extent maps were never asked
+ * for, so they are unknown, not missing; the summary must not say "no
+ * extent map" every night. */
+static void test_nothing_to_read(void)
+{
+	struct plan p;
+	struct sl_err e;
+	const struct plan_group *g;
+	uint32_t i;
+
+	for (i = 0; i < ft.nfiles; i++)
+		if (ft.files[i].dev == SDA1 || ft.files[i].dev == SDA2)
+			ft.files[i].flags |= FT_SKIP;
+	ft.devs[SDA1].extents = ft.devs[SDA2].extents = -1;
+	CHECK_INT(plan_build(&ft, devs, PLAN_AUTO, 1, &p, &e), SL_OK);
+	g = group(&p, "sda");
+	CHECK(g && g->count == 0 && g->order == PLAN_PHYSICAL);
+	CHECK(g && strcmp(g->reason, "nothing to read") == 0);
+	plan_free(&p);
+	for (i = 0; i < ft.nfiles; i++)
+		ft.files[i].flags &= (uint16_t)~FT_SKIP;
+	ft.devs[SDA1].extents = ft.devs[SDA2].extents = 1;
+}
+
 static void test_forced(void)
 {
 	struct plan p;
@@ -209,6 +233,7 @@ int main(void)
 {
 	setup();
 	RUN(test_auto);
+	RUN(test_nothing_to_read);
 	RUN(test_forced);
 	RUN(test_random);
 	RUN(test_decide);
