@@ -186,6 +186,14 @@ struct rgroup {
 	uint64_t pauses;
 };
 
+/* What a reader is reading, for the store loop's slow-read warning. */
+struct rslot {
+	atomic_llong since_us; /* when the read in progress began (from t0); 0: none */
+	atomic_uint file;
+	uint32_t group;
+	long long warned_us;   /* the read already warned about (store loop only) */
+};
+
 struct pipe {
 	const struct ftab *ft;
 	const struct plan *pl;
@@ -207,7 +215,11 @@ struct pipe {
 	double extract_s;
 	atomic_ullong bytes_read;
 	struct rgroup *groups;
+	struct rslot *slots; /* one per reader thread */
+	atomic_int nslots;
 };
+
+static _Thread_local struct rslot *my_slot;
 
 static void set_fatal(struct pipe *P, const struct sl_err *e)
 {
@@ -441,7 +453,14 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct
 			budget_give(&P->budget, want);
 			goto oom;
 		}
+		if (my_slot) {
+			atomic_store(&my_slot->file, file);
+			atomic_store(&my_slot->since_us,
+				     (long long)((sys_now() - P->t0) * 1e6) + 1);
+		}
 		rc = want ? rd_read(rf, buf, want, off, &got, &e) : SL_OK;
+		if (my_slot)
+			atomic_store(&my_slot->since_us, 0);
 		off += got;
 		atomic_fetch_add(&P->bytes_read, got);
 		atomic_fetch_add(&g->bytes, got);
@@ -554,6 +573,9 @@ static void *reader_main(void *arg)
 	struct rgroup *g = arg;
 	struct pipe *P = g->P;
 	struct yd ys, *y = reader_begin(P, g, &ys);
+
+	my_slot = &P->slots[atomic_fetch_add(&P->nslots, 1)];
+	my_slot->group = (uint32_t)(g - P->groups);
 
 	if (g->sequential) {
 		read_sequential(P, g, y);
@@ -732,6 +754,29 @@ static void store(struct pipe *P, px_sink_fn sink, void *ctx, struct px_record *
 	free(r);
 }
 
+/* Tell the caller, once per read, about reads that have taken longer than
+ * o->slow_read: on a failing disk one read can take minutes (or never
+ * return), and until then nothing else on that disk moves. */
+static void slow_reads(struct pipe *P, size_t nreaders)
+{
+	double limit = P->o->slow_read > 0 ? P->o->slow_read : 30.0;
+	long long now = (long long)((sys_now() - P->t0) * 1e6);
+	size_t i;
+
+	for (i = 0; i < nreaders; i++) {
+		struct rslot *s = &P->slots[i];
+		long long since = atomic_load(&s->since_us);
+		char *path;
+		if (!since || since == s->warned_us || (double)(now - since) < limit * 1e6)
+			continue;
+		s->warned_us = since;
+		path = path_of(P, atomic_load(&s->file));
+		P->o->on_slow(P->o->on_slow_ctx, path ? path : "?", P->pl->groups[s->group].name,
+			      (double)(now - since) / 1e6);
+		free(path);
+	}
+}
+
 int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o,
 	   px_sink_fn sink, void *sink_ctx, struct px_stats *st, struct sl_err *err)
 {
@@ -791,7 +836,8 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 		nreaders += (size_t)n;
 	}
 	threads = calloc(nreaders + (size_t)jobs + 1, sizeof(*threads));
-	if (!threads) {
+	P->slots = calloc(nreaders + 1, sizeof(*P->slots));
+	if (!threads || !P->slots) {
 		rc = SL_FAIL(err, SL_E_NOMEM, 0, "pipeline: out of memory");
 		goto out;
 	}
@@ -868,6 +914,8 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 			store(P, sink, sink_ctx, r, st);
 		else if (!timed_out)
 			break;
+		if (o->on_slow)
+			slow_reads(P, nreaders);
 		if (!r && stopping(P)) {
 			/* Stopping waits for the reads in progress; one on a failing
 			 * disk may never return.  After the grace, the records
@@ -939,6 +987,7 @@ out:
 	pthread_cond_destroy(&P->order_cv);
 	pthread_mutex_destroy(&P->fatal_mu);
 	pthread_mutex_destroy(&P->stat_mu);
+	free(P->slots);
 	free(P);
 	return rc;
 }

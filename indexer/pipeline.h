@@ -75,6 +75,11 @@ struct px_opts {
 	void *on_read_ctx;
 	atomic_int *cancel;  /* when set: stop starting files, store what is done */
 	double stop_grace;   /* seconds a stop waits for reads in progress; 0 = 10 */
+	/* called from px_run's thread, once per read that has taken more than
+	 * slow_read seconds (0 = 30) and not yet returned; may be NULL */
+	void (*on_slow)(void *ctx, const char *path, const char *disk, double seconds);
+	void *on_slow_ctx;
+	double slow_read;
 	px_progress_fn progress;
 	void *progress_ctx;
 };

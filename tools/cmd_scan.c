@@ -108,6 +108,16 @@ static int sink(void *ctx, const struct px_record *r, struct sl_err *err)
 	return db_sink(s->db, r, err);
 }
 
+/* A read that is taking very long is said at once, even with --quiet: a
+ * failing disk can hold one read for minutes, or for good, and nothing
+ * else on that disk moves meanwhile. */
+static void on_slow(void *ctx, const char *path, const char *disk, double seconds)
+{
+	const struct scan_ctx *s = ctx;
+	fprintf(stderr, "%sseekless scan: %s: a read on %s has taken %.0f s so far (a failing "
+		"disk?)\n", s->progress ? "\n" : "", path, disk, seconds);
+}
+
 /* The phase before reading starts, on the progress line. */
 static void phase(const struct scan_ctx *s, const char *what, size_t n)
 {
@@ -529,6 +539,8 @@ int cmd_scan(int argc, char **argv)
 		rc = db_relink_candidates(db, &diff, &e);
 	if (rc == SL_OK) {
 		po.cancel = &cancel;
+		po.on_slow = on_slow;
+		po.on_slow_ctx = &sc;
 		if (sc.progress) {
 			po.progress = on_progress;
 			po.progress_ctx = &sc;

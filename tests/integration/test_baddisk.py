@@ -15,9 +15,10 @@ exits 1, and marks none of its files deleted (they are unknown, not gone);
 once it reads again, nothing has changed.
 
 Then the disk stops answering in the middle of the tree: a read that never
-returns.  SIGTERM must still end the scan (exit 4, the message naming the
-stuck read), with what was read stored and the index intact; when the disk
-answers again, the next scan completes the index."""
+returns.  After 30 s the scan says which read it is waiting for; SIGTERM
+must still end it (exit 4, the message naming the disk), with what was
+read stored and the index intact; when the disk answers again, the next
+scan completes the index."""
 import os
 import random
 import re
@@ -157,7 +158,7 @@ try:
             st = dict(line.split(" ", 1) for line in sh("stats", name).splitlines())
             stalled = int(st["stalled_now"])
         check(stalled and proc.poll() is None, "the scan waits on the read that does not return")
-        time.sleep(1)
+        time.sleep(31)  # the warning comes after 30 s
         t0 = time.time()
         proc.send_signal(signal.SIGTERM)
         try:
@@ -170,6 +171,8 @@ try:
         check(proc.returncode == 4, "one SIGTERM ends it, exit 4 (%s): %s" %
               (proc.returncode, err[-400:]))
         check("did not return 10 s after the stop" in err, "it says why: " + err[-400:])
+        check(re.search(r"%s: a read on loop\d+ has taken 3\d s so far \(a failing disk\?\)"
+                        % re.escape(held), err), "it said so while waiting: " + err[-400:])
         check(db_rows(db2, "PRAGMA integrity_check") == [("ok",)], "index intact")
         rows = db_rows(db2, "SELECT status, message FROM scans")
         check(len(rows) == 1 and rows[0][0] == "interrupted" and "did not return" in rows[0][1],
