@@ -411,7 +411,8 @@ int db_relink_candidates(struct db *db, const struct db_diff *d, struct sl_err *
 		db->nrelink++;
 	}
 	sqlite3_finalize(st);
-	qsort(db->relink, db->nrelink, sizeof(*db->relink), cmp_relink);
+	if (db->nrelink > 1) /* none found leaves relink NULL, which qsort may not take */
+		qsort(db->relink, db->nrelink, sizeof(*db->relink), cmp_relink);
 	return rc;
 }
 

@@ -141,7 +141,7 @@ try:
         sh("remount", name)
         rc, out, err, counts = scan(db, root)
         check(rc == 0 and counts == (len(files), 0, 0),
-              "readable again: nothing changed: %d %s" % (rc, counts))
+              "readable again: nothing changed: %d %s\n%s\n%s" % (rc, counts, out, err[-600:]))
 
         # a disk that stops answering halfway through the physical order
         by_place = sorted((physical(p, 0), p) for p in files if p != big)
