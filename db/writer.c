@@ -119,16 +119,21 @@ static int relink(struct db *db, const struct px_record *r, struct sl_err *err)
 	return SL_OK;
 }
 
+/* A batch that failed is rolled back whole; returns rc. */
+static int drop_batch(struct db *db, int rc)
+{
+	sqlite3_reset(db->put);
+	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+	db->in_txn = 0;
+	return rc;
+}
+
 int db_commit(struct db *db, struct sl_err *err)
 {
 	if (!db->in_txn)
 		return SL_OK;
-	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK) {
-		int rc = DB_FAIL(db->h, err, "commit batch");
-		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-		db->in_txn = 0;
-		return rc;
-	}
+	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
+		return drop_batch(db, DB_FAIL(db->h, err, "commit batch"));
 	db->in_txn = 0;
 	db->batch_rows = 0;
 	return SL_OK;
@@ -147,27 +152,15 @@ int db_put(struct db *db, const struct px_record *r, struct sl_err *err)
 		db->in_txn = 1;
 		db->batch_start = sys_now();
 	}
-	if ((rc = relink(db, r, err)) != SL_OK) {
-		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-		db->in_txn = 0;
-		return rc;
-	}
+	if ((rc = relink(db, r, err)) != SL_OK)
+		return drop_batch(db, rc);
 	sqlite3_reset(db->put);
 	sqlite3_clear_bindings(db->put);
-	if (bind_record(db->put, r, db->scan_id, r->devi < db->nfs ? db->fs_ids[r->devi] : 0)) {
-		rc = SL_FAIL(err, SL_E_NOMEM, 0, "database: store file record: out of memory");
-		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-		db->in_txn = 0;
-		return rc;
-	}
-	rc = sqlite3_step(db->put);
-	if (rc != SQLITE_DONE) {
-		rc = DB_FAIL(db->h, err, "store file record");
-		sqlite3_reset(db->put);
-		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-		db->in_txn = 0;
-		return rc;
-	}
+	if (bind_record(db->put, r, db->scan_id, r->devi < db->nfs ? db->fs_ids[r->devi] : 0))
+		return drop_batch(db, SL_FAIL(err, SL_E_NOMEM, 0,
+					      "database: store file record: out of memory"));
+	if (sqlite3_step(db->put) != SQLITE_DONE)
+		return drop_batch(db, DB_FAIL(db->h, err, "store file record"));
 	if (++db->batch_rows >= DB_BATCH_ROWS || sys_now() - db->batch_start >= DB_BATCH_SECONDS)
 		return db_commit(db, err);
 	return SL_OK;

@@ -1,6 +1,7 @@
 #include "tools/cli.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -8,6 +9,7 @@
 
 #include "common/sys.h"
 #include "db/db.h"
+#include "indexer/pipeline.h"
 
 int cli_roots(const char *cmd, char *const *argv, int argc, int skip_missing, struct prep *p)
 {
@@ -257,6 +259,26 @@ int cli_parse_size(const char *s, uint64_t *out)
 		return -1;
 	*out = (uint64_t)v * mult;
 	return 0;
+}
+
+int cli_parse_long(const char *s, long lo, long hi, long *out)
+{
+	char *end;
+	long v = strtol(s, &end, 10);
+
+	if (*end || v < lo || v > hi)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+void cli_progress(void *label, const struct px_progress *p)
+{
+	double mbs = p->elapsed > 0 ? (double)p->bytes_done / 1e6 / p->elapsed : 0;
+	double eta = mbs > 0 ? ((double)(p->bytes_total - p->bytes_done) / 1e6) / mbs : 0;
+	fprintf(stderr, "\r[%s] %" PRIu64 "/%" PRIu64 " files, %.1f/%.1f MB, %.1f MB/s, ETA %.0f s   ",
+		(const char *)label, p->files_done, p->files_total, (double)p->bytes_done / 1e6,
+		(double)p->bytes_total / 1e6, mbs, eta);
 }
 
 void cli_fmt_bytes(uint64_t n, char *buf, size_t cap)

@@ -110,6 +110,15 @@ int cli_exit_code(int rc);
 /* Parse "64M", "1G", "4096"; returns 0 or -1. */
 int cli_parse_size(const char *s, uint64_t *out);
 
+/* Parse a whole decimal number in [lo, hi]; returns 0 or -1. */
+int cli_parse_long(const char *s, long lo, long hi, long *out);
+
+struct px_progress;
+
+/* The reading progress line on stderr (px_opts.progress): label is the
+ * bracketed word in front ("read", or bench's order), passed as ctx. */
+void cli_progress(void *label, const struct px_progress *p);
+
 /* Human figures: "45.2 MB". */
 void cli_fmt_bytes(uint64_t n, char *buf, size_t cap);
 

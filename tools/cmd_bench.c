@@ -67,16 +67,6 @@ static void medians(const struct result *runs_of, int runs, double *wall, double
 	*meta = median(m, runs);
 }
 
-/* On a terminal: the run's order, files, MB, MB/s and ETA as it reads. */
-static void bench_progress(void *ctx, const struct px_progress *p)
-{
-	double mbs = p->elapsed > 0 ? (double)p->bytes_done / 1e6 / p->elapsed : 0;
-	double eta = mbs > 0 ? ((double)(p->bytes_total - p->bytes_done) / 1e6) / mbs : 0;
-	fprintf(stderr, "\r[%s] %" PRIu64 "/%" PRIu64 " files, %.1f/%.1f MB, %.1f MB/s, ETA %.0f s   ",
-		(const char *)ctx, p->files_done, p->files_total, (double)p->bytes_done / 1e6,
-		(double)p->bytes_total / 1e6, mbs, eta);
-}
-
 /* The table as JSON: per order the medians and every run. */
 static void print_json(const int *orders, int norders, int runs,
 		       const struct result (*res)[32], uint64_t files, uint64_t bytes, int dropped,
@@ -355,7 +345,7 @@ int cmd_bench(int argc, char **argv)
 				po.on_read_ctx = ev;
 				po.cancel = &cancel;
 				if (tty) {
-					po.progress = bench_progress;
+					po.progress = cli_progress;
 					po.progress_ctx = (void *)plan_order_name(order);
 				}
 				rc = db_scan_begin(db, "bench", plan_order_name(order),

@@ -40,7 +40,6 @@ int cmd_dupes(int argc, char **argv)
 	struct sl_err e;
 	uint64_t groups = 0;
 	int c, rc, json = 0, bits = -1;
-	char *end;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -48,8 +47,8 @@ int cmd_dupes(int argc, char **argv)
 		case 'n':
 			bits = DEFAULT_BITS;
 			if (optarg) {
-				long b = strtol(optarg, &end, 10);
-				if (*end || b < 0 || b > 16) {
+				long b;
+				if (cli_parse_long(optarg, 0, 16, &b) != 0) {
 					cli_usage_error("dupes", "--near=BITS wants 0 to 16");
 					return EXIT_USAGE;
 				}

@@ -1,6 +1,7 @@
 /* seekless purge - remove the records of files marked deleted. */
 #include <getopt.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -35,7 +36,6 @@ int cmd_purge(int argc, char **argv)
 	uint64_t n = 0;
 	long days = 0;
 	int c, rc, json = 0;
-	char *end;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -43,8 +43,7 @@ int cmd_purge(int argc, char **argv)
 		case 'd': dbopt = optarg; break;
 		case 'C': config = optarg; break;
 		case 'o':
-			days = strtol(optarg, &end, 10);
-			if (*end || days < 0) {
+			if (cli_parse_long(optarg, 0, LONG_MAX, &days) != 0) {
 				cli_usage_error("purge", "--older-than wants a number of days");
 				return EXIT_USAGE;
 			}

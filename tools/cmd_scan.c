@@ -126,16 +126,6 @@ static void phase(const struct scan_ctx *s, const char *what, size_t n)
 			strcmp(what, "walk") == 0 ? "roots" : "files");
 }
 
-static void on_progress(void *ctx, const struct px_progress *p)
-{
-	double mbs = p->elapsed > 0 ? (double)p->bytes_done / 1e6 / p->elapsed : 0;
-	double eta = mbs > 0 ? ((double)(p->bytes_total - p->bytes_done) / 1e6) / mbs : 0;
-	(void)ctx;
-	fprintf(stderr, "\r[read] %" PRIu64 "/%" PRIu64 " files, %.1f/%.1f MB, %.1f MB/s, ETA %.0f s   ",
-		p->files_done, p->files_total, (double)p->bytes_done / 1e6,
-		(double)p->bytes_total / 1e6, mbs, eta);
-}
-
 static void json_str(struct strbuf *o, const char *key, const char *v)
 {
 	sb_addf(o, ",\"%s\":", key);
@@ -542,8 +532,8 @@ int cmd_scan(int argc, char **argv)
 		po.on_slow = on_slow;
 		po.on_slow_ctx = &sc;
 		if (sc.progress) {
-			po.progress = on_progress;
-			po.progress_ctx = &sc;
+			po.progress = cli_progress;
+			po.progress_ctx = (void *)"read";
 		}
 		rc = px_run(&p.ft, &pl, &po, sink, &sc, &st, &e);
 	}

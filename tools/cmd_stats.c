@@ -36,7 +36,6 @@ int cmd_stats(int argc, char **argv)
 	struct sl_err e;
 	int c, rc, json = 0;
 	long nscans = 5;
-	char *end;
 
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -45,8 +44,7 @@ int cmd_stats(int argc, char **argv)
 		case 'C': config = optarg; break;
 		case 'j': json = 1; break;
 		case 'n':
-			nscans = strtol(optarg, &end, 10);
-			if (*end || nscans < 0 || nscans > 100000) {
+			if (cli_parse_long(optarg, 0, 100000, &nscans) != 0) {
 				cli_usage_error("stats", "--scans wants a number");
 				return EXIT_USAGE;
 			}

@@ -41,6 +41,10 @@
 /* A disk retries an unreadable sector for a while before it gives up. */
 #define BAD_RETRY_MS 50
 
+struct range {
+	uint64_t off, len;
+};
+
 struct req {
 	uint64_t off, len;
 	int done;
@@ -58,9 +62,7 @@ static struct {
 	FILE *trace;
 	double t0, busy_until;
 	pthread_t disk;
-	struct {
-		uint64_t off, len;
-	} bad[MAX_BAD], stall[MAX_BAD];
+	struct range bad[MAX_BAD], stall[MAX_BAD];
 	int nbad, nstall;
 	unsigned long long bad_reads;
 	int stalled_now; /* reads being held */
@@ -257,25 +259,28 @@ static int op_open(const char *path, struct fuse_file_info *fi)
 	return 0;
 }
 
+/* Does [off, off+len) touch one of the n ranges?  Under G.mu. */
+static int touches(const struct range *r, int n, uint64_t off, uint64_t len)
+{
+	int i;
+	for (i = 0; i < n; i++)
+		if (off < r[i].off + r[i].len && r[i].off < off + len)
+			return 1;
+	return 0;
+}
+
 /* Hold a read of [off, off+len) while it touches a stalled range. */
 static void wait_stall(uint64_t off, uint64_t len)
 {
-	int i, held = 0;
+	int held = 0;
 
 	pthread_mutex_lock(&G.mu);
-	for (;;) {
-		int stalled = 0;
-		for (i = 0; i < G.nstall && !stalled; i++)
-			stalled = off < G.stall[i].off + G.stall[i].len && G.stall[i].off < off + len;
-		if (!stalled)
-			break;
+	while (touches(G.stall, G.nstall, off, len)) {
+		struct timespec ts = {0, 20 * 1000000L};
 		if (!held)
 			G.stalled_now++, held = 1;
 		pthread_mutex_unlock(&G.mu);
-		{
-			struct timespec ts = {0, 20 * 1000000L};
-			nanosleep(&ts, NULL);
-		}
+		nanosleep(&ts, NULL);
 		pthread_mutex_lock(&G.mu);
 	}
 	if (held)
@@ -286,11 +291,10 @@ static void wait_stall(uint64_t off, uint64_t len)
 /* Does [off, off+len) touch an unreadable range?  Counts the failure. */
 static int is_bad(uint64_t off, uint64_t len)
 {
-	int i, bad = 0;
+	int bad;
 
 	pthread_mutex_lock(&G.mu);
-	for (i = 0; i < G.nbad && !bad; i++)
-		bad = off < G.bad[i].off + G.bad[i].len && G.bad[i].off < off + len;
+	bad = touches(G.bad, G.nbad, off, len);
 	G.bad_reads += (unsigned long long)bad;
 	if (bad && G.trace)
 		fprintf(G.trace, "EIO %llu %llu\n", (unsigned long long)off, (unsigned long long)len);
