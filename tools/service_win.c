@@ -523,11 +523,8 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 	if (!g_handle)
 		return;
 	report_state(SERVICE_START_PENDING, 5000);
-	{
-		/* inherited by the scans, which stop when it is set */
-		SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, TRUE};
-		g_stop = CreateEventW(&sa, TRUE, FALSE, NULL);
-	}
+	/* the service's own stop; each scan gets an event of its own (run_scan) */
+	g_stop = CreateEventW(NULL, TRUE, FALSE, NULL);
 
 	cfg_init(&cfg);
 	if (cfg_load(&cfg, g_config, &e) != SL_OK) {
