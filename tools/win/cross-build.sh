@@ -21,7 +21,10 @@ run_tests=1
 
 # --- tools: the cross compiler, NASM for libjpeg-turbo's SIMD, Wine, tcl for
 # SQLite's amalgamation, and a deb-src entry to fetch the dependencies from.
-pkgs=(gcc-mingw-w64-x86-64 nasm wine64 wine tcl dpkg-dev cmake make)
+# zlib comes built from Debian's own mingw package (libz-mingw-w64-dev) and
+# xxHash from the host's header (libxxhash-dev: the whole implementation is
+# in xxhash.h), so only SQLite and libjpeg-turbo need source downloads.
+pkgs=(gcc-mingw-w64-x86-64 nasm wine64 wine tcl dpkg-dev cmake make libz-mingw-w64-dev libxxhash-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -38,54 +41,129 @@ if [ $need_src = 1 ] && ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/source
   missing+=(__update__)
 fi
 if [ ${#missing[@]} -gt 0 ]; then
-  $sudo apt-get update -qq
+  $sudo apt-get update || { echo "cross-build: apt-get update failed" >&2; exit 1; }
   real=()
   for p in "${missing[@]}"; do [ "$p" = __update__ ] || real+=("$p"); done
-  [ ${#real[@]} -eq 0 ] || DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${real[@]}"
+  if [ ${#real[@]} -gt 0 ] &&
+     ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recommends "${real[@]}"; then
+    echo "cross-build: apt-get install failed for: ${real[*]}" >&2
+    exit 1
+  fi
 fi
 
 # --- dependencies, from Debian's sources, static, into $prefix
+
+# fetch_source PKG: download PKG's source package into the current folder,
+# newest version first.  The archive may list a version whose files it no
+# longer serves (a security update whose source went 404): then the next
+# older one is tried.  Says which version it used; fails naming PKG, with
+# apt's own messages, when none downloads.
+fetch_source() {
+  local pkg=$1 v log tried=()
+  mapfile -t versions < <(apt-cache showsrc "$pkg" 2>/dev/null | sed -n 's/^Version: //p' |
+                          sort -u | sort -r -V)
+  # sort -V is close to Debian's order but not equal (epochs, ~): settle
+  # the order with dpkg itself, newest first
+  local sorted=() x i j
+  for x in "${versions[@]}"; do
+    i=0
+    while [ $i -lt ${#sorted[@]} ] && dpkg --compare-versions "${sorted[$i]}" gt "$x"; do
+      i=$((i + 1))
+    done
+    sorted=("${sorted[@]:0:$i}" "$x" "${sorted[@]:$i}")
+  done
+  if [ ${#sorted[@]} -eq 0 ]; then
+    echo "cross-build: apt-cache showsrc lists no source version of $pkg (is deb-src configured?)" >&2
+    return 1
+  fi
+  log=$(mktemp)
+  mkdir -p "$pkg"
+  for v in "${sorted[@]}"; do
+    # each try in an empty folder: files left by a failed try must not be
+    # mistaken for this version's
+    rm -f "$pkg"/*
+    if (cd "$pkg" && apt-get source --download-only "$pkg=$v") >"$log" 2>&1; then
+      echo "cross-build: $pkg source $v${tried:+ (not downloadable: ${tried[*]})}"
+      rm -f "$log"
+      return 0
+    fi
+    tried+=("$v")
+    echo "cross-build: $pkg source $v did not download:" >&2
+    sed 's/^/  | /' "$log" >&2
+  done
+  rm -f "$log"
+  echo "cross-build: no source version of $pkg could be downloaded (tried ${tried[*]})" >&2
+  return 1
+}
+
+# step NAME CMD...: run a build step with its output in a log, shown (the
+# last 60 lines) when it fails, so a failure always says what and why.
+step() {
+  local name=$1 log
+  shift
+  log=$(mktemp)
+  if ! "$@" >"$log" 2>&1; then
+    echo "cross-build: $name failed:" >&2
+    tail -n 60 "$log" | sed 's/^/  | /' >&2
+    rm -f "$log"
+    return 1
+  fi
+  rm -f "$log"
+}
+
+# untar PATTERN: extract the one archive matching PATTERN, or say why not.
+untar() {
+  local f
+  f=$(ls $1 2>/dev/null | head -1)
+  if [ -z "$f" ]; then
+    echo "cross-build: no $1 after the download (found: $(ls -R | tr '\n' ' '))" >&2
+    return 1
+  fi
+  tar xf "$f"
+}
+
 if [ ! -f "$deps/.done" ]; then
   t0=$(date +%s)
   rm -rf "$deps"
   mkdir -p "$deps/src" "$prefix/include" "$prefix/lib/pkgconfig"
-  (cd "$deps/src" && apt-get source --download-only sqlite3 libjpeg-turbo zlib xxhash >/dev/null 2>&1)
   cd "$deps/src"
-  tar xf sqlite3_*.orig.tar.xz
-  tar xf libjpeg-turbo_*.orig.tar.gz
-  tar xf zlib_*.orig.tar.*
-  tar xf xxhash_*.orig.tar.gz
+  fetch_source sqlite3
+  fetch_source libjpeg-turbo
+  untar 'sqlite3/sqlite3_*.orig.tar.*'
+  untar 'libjpeg-turbo/libjpeg-turbo_*.orig.tar.*'
 
   # SQLite: the source tarball has no amalgamation; make it, then compile it.
   s=$(ls -d sqlite3-*/ 2>/dev/null | head -1); [ -n "$s" ] || s=$(ls -d sqlite*/ | head -1)
-  (cd "$s" && ./configure --disable-tcl >/dev/null && make -j"$jobs" sqlite3.c >/dev/null)
+  (cd "$s" && step "SQLite configure" ./configure --disable-tcl &&
+     step "SQLite amalgamation" make -j"$jobs" sqlite3.c)
   $cc -O2 -DSQLITE_THREADSAFE=1 -DSQLITE_DEFAULT_FOREIGN_KEYS=0 -DSQLITE_OMIT_LOAD_EXTENSION \
       -c "$s/sqlite3.c" -o "$deps/sqlite3.o"
   $host-ar rcs "$prefix/lib/libsqlite3.a" "$deps/sqlite3.o"
   cp "$s/sqlite3.h" "$prefix/include/"
 
-  # zlib: plain sources, no configure needed.
-  z=$(ls -d zlib-*/ | head -1)
-  for c in adler32 compress crc32 deflate gzclose gzlib gzread gzwrite infback inffast \
-           inflate inftrees trees uncompr zutil; do
-    $cc -O2 -c "$z/$c.c" -o "$deps/z-$c.o"
+  # zlib: Debian's mingw-w64 build, static library and headers.
+  zdir=/usr/$host
+  for f in "$zdir/lib/libz.a" "$zdir/include/zlib.h" "$zdir/include/zconf.h"; do
+    [ -f "$f" ] || { echo "cross-build: $f missing (libz-mingw-w64-dev)" >&2; exit 1; }
   done
-  $host-ar rcs "$prefix/lib/libz.a" "$deps"/z-*.o
-  cp "$z/zlib.h" "$z/zconf.h" "$prefix/include/"
+  cp "$zdir/lib/libz.a" "$prefix/lib/"
+  cp "$zdir/include/zlib.h" "$zdir/include/zconf.h" "$prefix/include/"
 
-  # xxHash: one source file.
-  x=$(ls -d xxHash-*/ 2>/dev/null | head -1); [ -n "$x" ] || x=$(ls -d xxhash-*/ | head -1)
-  $cc -O2 -c "$x/xxhash.c" -o "$deps/xxhash.o"
+  # xxHash: the host's xxhash.h holds the implementation; compile it once.
+  [ -f /usr/include/xxhash.h ] || { echo "cross-build: /usr/include/xxhash.h missing (libxxhash-dev)" >&2; exit 1; }
+  cp /usr/include/xxhash.h "$prefix/include/"
+  printf '#define XXH_STATIC_LINKING_ONLY\n#define XXH_IMPLEMENTATION\n#include "xxhash.h"\n' > "$deps/xxhash.c"
+  $cc -O2 -I"$prefix/include" -c "$deps/xxhash.c" -o "$deps/xxhash.o"
   $host-ar rcs "$prefix/lib/libxxhash.a" "$deps/xxhash.o"
-  cp "$x/xxhash.h" "$prefix/include/"
 
   # libjpeg-turbo: its own CMake build, static, SIMD through NASM.
   j=$(ls -d libjpeg-turbo-*/ | head -1)
-  cmake -S "$j" -B "$deps/jpeg-build" -DCMAKE_TOOLCHAIN_FILE="$top/tools/win/mingw64.cmake" \
-        -DCMAKE_INSTALL_PREFIX="$prefix" -DENABLE_SHARED=OFF -DENABLE_STATIC=ON \
-        -DWITH_TURBOJPEG=OFF -DWITH_JPEG8=OFF >/dev/null
-  cmake --build "$deps/jpeg-build" -j"$jobs" >/dev/null
-  cmake --install "$deps/jpeg-build" >/dev/null
+  step "libjpeg-turbo configure" \
+    cmake -S "$j" -B "$deps/jpeg-build" -DCMAKE_TOOLCHAIN_FILE="$top/tools/win/mingw64.cmake" \
+          -DCMAKE_INSTALL_PREFIX="$prefix" -DENABLE_SHARED=OFF -DENABLE_STATIC=ON \
+          -DWITH_TURBOJPEG=OFF -DWITH_JPEG8=OFF
+  step "libjpeg-turbo build" cmake --build "$deps/jpeg-build" -j"$jobs"
+  step "libjpeg-turbo install" cmake --install "$deps/jpeg-build"
 
   # pkg-config files, so the main CMakeLists.txt finds them as on Linux.
   for m in sqlite3:sqlite3 libxxhash:xxhash zlib:z; do
