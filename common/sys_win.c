@@ -28,8 +28,7 @@ int64_t sys_wall_ns(void)
 {
 	FILETIME ft;
 	GetSystemTimeAsFileTime(&ft);
-	return ((int64_t)(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime) -
-		116444736000000000LL) * 100;
+	return win_filetime_ns(((uint64_t)ft.dwHighDateTime << 32) | ft.dwLowDateTime);
 }
 
 static double filetime_s(FILETIME ft)

@@ -186,8 +186,8 @@ unsigned long win_volume_of(const char *path, wchar_t *root, wchar_t *dev)
 int win_stat_handle(void *handle, struct win_stat *st, const char **what)
 {
 	BY_HANDLE_FILE_INFORMATION bi;
+	FILE_BASIC_INFO basic;
 	HANDLE h = handle;
-	int64_t t;
 
 	if (!GetFileInformationByHandle(h, &bi))
 		return win_errno(GetLastError());
@@ -207,10 +207,13 @@ int win_stat_handle(void *handle, struct win_stat *st, const char **what)
 	st->dev = bi.dwVolumeSerialNumber;
 	st->ino = ((uint64_t)bi.nFileIndexHigh << 32) | bi.nFileIndexLow;
 	st->size = ((uint64_t)bi.nFileSizeHigh << 32) | bi.nFileSizeLow;
-	/* 100 ns units since 1601 -> ns since 1970 */
-	t = (int64_t)(((uint64_t)bi.ftLastWriteTime.dwHighDateTime << 32) |
-		      bi.ftLastWriteTime.dwLowDateTime);
-	st->mtime_ns = (t - 116444736000000000LL) * 100;
+	st->mtime_ns = win_filetime_ns(((uint64_t)bi.ftLastWriteTime.dwHighDateTime << 32) |
+				       bi.ftLastWriteTime.dwLowDateTime);
+	/* The change time (any write, rename, attribute or ACL change) is
+	 * not in BY_HANDLE_FILE_INFORMATION; FAT has none and answers 0. */
+	st->ctime_ns = GetFileInformationByHandleEx(h, FileBasicInfo, &basic, sizeof(basic))
+			       ? win_filetime_ns((uint64_t)basic.ChangeTime.QuadPart)
+			       : 0;
 	return 0;
 }
 

@@ -53,7 +53,24 @@ struct win_stat {
 	uint64_t ino;     /* file ID (NTFS: MFT reference) */
 	uint64_t size;
 	int64_t mtime_ns; /* since 1970 */
+	int64_t ctime_ns; /* ChangeTime since 1970; 0 when the file system keeps none (FAT) */
 };
+
+/* A FILETIME (100 ns units since 1601, as one 64-bit count) -> ns since
+ * 1970.  0 (a time never set, common on FAT and in the change journal)
+ * stays 0, "not known"; times the signed 64-bit nanoseconds cannot hold
+ * (before 1677, after 2262) are clamped to the nearest one it can, instead
+ * of overflowing. */
+static inline int64_t win_filetime_ns(uint64_t ft)
+{
+	const uint64_t epoch = 116444736000000000ull; /* 1970 in FILETIME units */
+	const uint64_t span = (uint64_t)INT64_MAX / 100; /* FILETIME units int64 ns hold */
+	if (ft == 0)
+		return 0;
+	if (ft >= epoch)
+		return ft - epoch > span ? INT64_MAX / 100 * 100 : (int64_t)(ft - epoch) * 100;
+	return epoch - ft > span ? -(INT64_MAX / 100 * 100) : -(int64_t)(epoch - ft) * 100;
+}
 
 /* Stat an open handle as a regular file.  Returns 0; ENOTDIR-like
  * refusals as -1 with *what set to the message for the file's record

@@ -96,10 +96,13 @@ void db_close(struct db *db)
 		return;
 	sys_unlock(db->lock);
 	free(db->fs_ids);
+	free(db->tick_ns);
 	if (db->in_txn)
 		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_finalize(db->put);
 	sqlite3_finalize(db->relink_st);
+	sqlite3_finalize(db->displace_st);
+	sqlite3_finalize(db->recheck_st);
 	free(db->relink);
 	sqlite3_close(db->h);
 	free(db->path);
@@ -138,6 +141,105 @@ int db_lock(struct db *db, struct sl_err *err)
 		    err);
 }
 
+/* How coarse a file system's timestamps may be: FAT keeps mtime in 2 s
+ * steps (exFAT in 10 ms ones, but not every writer fills them); the
+ * others take the kernel's clock tick (1 to 10 ms, finer with multigrain
+ * timestamps), or NTFS's 100 ns; 20 ms leaves room for a slow clock read.
+ * Case-insensitive: Windows says "FAT32", Linux "vfat". */
+static int64_t tick_of(const char *fstype)
+{
+	static const char *const coarse[] = {"vfat", "msdos", "fat", "fat12", "fat16", "fat32",
+					     "exfat", "fuseblk", "fuse"};
+	size_t i;
+	for (i = 0; i < sizeof(coarse) / sizeof(coarse[0]); i++) {
+		const char *a = fstype, *b = coarse[i];
+		while (*a && *b && (*a | 0x20) == *b) {
+			a++;
+			b++;
+		}
+		if (!*a && !*b)
+			return 2000000000LL;
+	}
+	return 20000000LL;
+}
+
+int db_racy(const struct db *db, uint16_t devi, int64_t ctime_ns, int64_t mtime_ns, int64_t from,
+	    int64_t to)
+{
+	int64_t tick = devi < db->nfs && db->tick_ns ? db->tick_ns[devi] : 2000000000LL;
+	int64_t t = ctime_ns ? ctime_ns : mtime_ns;
+	/* a time in the future beyond a tick (a camera's clock, kept by cp -p)
+	 * is not racy: no later change can land on it */
+	return t > from - tick && t <= to + tick;
+}
+
+/* The filesystems row that knows ident as its alternative name (made by a
+ * scan that could read the superblock), into *id; 0 when none. */
+static int alias_of(struct db *db, const char *ident, int64_t *id, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int step;
+	*id = 0;
+	if (sqlite3_prepare_v2(db->h, "SELECT id FROM filesystems WHERE alt=?1 ORDER BY id LIMIT 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare file system alias");
+	sqlite3_bind_text(st, 1, ident, -1, SQLITE_STATIC);
+	step = sqlite3_step(st);
+	if (step == SQLITE_ROW)
+		*id = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return step == SQLITE_ROW || step == SQLITE_DONE ? SL_OK
+							 : DB_FAIL(db->h, err, "file system alias");
+}
+
+static int exec_fs_seen(struct db *db, int64_t id, const struct dev_info *d, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SL_OK;
+	if (sqlite3_prepare_v2(db->h,
+			       "UPDATE filesystems SET fstype=?2, mount=?3, last_scan=?4 WHERE id=?1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare file system row");
+	sqlite3_bind_int64(st, 1, id);
+	sqlite3_bind_text(st, 2, d->fstype, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 3, d->mount, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(st, 4, db->scan_id);
+	if (sqlite3_step(st) != SQLITE_DONE)
+		rc = DB_FAIL(db->h, err, "store file system");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+/* A file system known as ident and also as alt (its statfs id): a row an
+ * unprivileged scan made under alt takes the better name, or, when a row
+ * by ident exists too (both were made before this was understood), gives
+ * it its records and goes.  Then db_map_fs's upsert by ident finds it. */
+static int merge_alias(struct db *db, const char *ident, const char *alt, struct sl_err *err)
+{
+	static const char sql[] =
+		"UPDATE files SET fs_id=(SELECT id FROM filesystems WHERE ident=?1)"
+		" WHERE fs_id=(SELECT id FROM filesystems WHERE ident=?2)"
+		" AND EXISTS (SELECT 1 FROM filesystems WHERE ident=?1);"
+		"DELETE FROM filesystems WHERE ident=?2"
+		" AND EXISTS (SELECT 1 FROM filesystems WHERE ident=?1);"
+		"UPDATE filesystems SET ident=?1, alt=?2 WHERE ident=?2;";
+	const char *tail = sql;
+	int rc = SL_OK;
+	while (rc == SL_OK && tail && *tail) {
+		sqlite3_stmt *st = NULL;
+		if (sqlite3_prepare_v2(db->h, tail, -1, &st, &tail) != SQLITE_OK)
+			return DB_FAIL(db->h, err, "prepare file system merge");
+		if (!st)
+			break;
+		sqlite3_bind_text(st, 1, ident, -1, SQLITE_STATIC);
+		sqlite3_bind_text(st, 2, alt, -1, SQLITE_STATIC);
+		if (sqlite3_step(st) != SQLITE_DONE)
+			rc = DB_FAIL(db->h, err, "merge file system names");
+		sqlite3_finalize(st);
+	}
+	return rc;
+}
+
 int db_map_fs(struct db *db, const struct dev_info *devs, size_t n, struct sl_err *err)
 {
 	sqlite3_stmt *ins = NULL, *get = NULL;
@@ -145,14 +247,20 @@ int db_map_fs(struct db *db, const struct dev_info *devs, size_t n, struct sl_er
 	int rc = SL_OK;
 
 	free(db->fs_ids);
+	free(db->tick_ns);
 	db->fs_ids = calloc(n ? n : 1, sizeof(*db->fs_ids));
+	db->tick_ns = calloc(n ? n : 1, sizeof(*db->tick_ns));
 	db->nfs = n;
-	if (!db->fs_ids)
+	if (!db->fs_ids || !db->tick_ns)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "database: out of memory");
+	for (i = 0; i < n; i++)
+		db->tick_ns[i] = tick_of(devs[i].fstype);
 	if (sqlite3_prepare_v2(db->h,
-			       "INSERT INTO filesystems(ident, fstype, mount, last_scan) VALUES(?1,?2,?3,?4)"
+			       "INSERT INTO filesystems(ident, fstype, mount, last_scan, alt)"
+			       " VALUES(?1,?2,?3,?4,nullif(?5,''))"
 			       " ON CONFLICT(ident) DO UPDATE SET fstype=excluded.fstype,"
-			       " mount=excluded.mount, last_scan=excluded.last_scan",
+			       " mount=excluded.mount, last_scan=excluded.last_scan,"
+			       " alt=coalesce(excluded.alt, alt)",
 			       -1, &ins, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db->h, "SELECT id FROM filesystems WHERE ident=?1", -1, &get, NULL) !=
 		    SQLITE_OK) {
@@ -160,17 +268,30 @@ int db_map_fs(struct db *db, const struct dev_info *devs, size_t n, struct sl_er
 		goto out;
 	}
 	for (i = 0; i < n && rc == SL_OK; i++) {
+		const char *ident = devs[i].fs_id;
+		int64_t known;
+		/* one file system, two names (dev_info.fs_alt) */
+		if (devs[i].fs_alt[0]) {
+			rc = merge_alias(db, devs[i].fs_id, devs[i].fs_alt, err);
+		} else if ((rc = alias_of(db, devs[i].fs_id, &known, err)) == SL_OK && known) {
+			db->fs_ids[i] = known; /* a scan that could read the superblock named it */
+			rc = exec_fs_seen(db, known, &devs[i], err);
+			continue;
+		}
+		if (rc != SL_OK)
+			break;
 		sqlite3_reset(ins);
-		sqlite3_bind_text(ins, 1, devs[i].fs_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(ins, 1, ident, -1, SQLITE_STATIC);
 		sqlite3_bind_text(ins, 2, devs[i].fstype, -1, SQLITE_STATIC);
 		sqlite3_bind_text(ins, 3, devs[i].mount, -1, SQLITE_STATIC);
 		sqlite3_bind_int64(ins, 4, db->scan_id);
+		sqlite3_bind_text(ins, 5, devs[i].fs_alt, -1, SQLITE_STATIC);
 		if (sqlite3_step(ins) != SQLITE_DONE) {
 			rc = DB_FAIL(db->h, err, "store file system");
 			break;
 		}
 		sqlite3_reset(get);
-		sqlite3_bind_text(get, 1, devs[i].fs_id, -1, SQLITE_STATIC);
+		sqlite3_bind_text(get, 1, ident, -1, SQLITE_STATIC);
 		if (sqlite3_step(get) == SQLITE_ROW)
 			db->fs_ids[i] = sqlite3_column_int64(get, 0);
 	}
@@ -281,7 +402,7 @@ int db_scan_end(struct db *db, const struct db_scan_end *e, struct sl_err *err)
 			       " errors=?5, walk_s=?6, locate_s=?7, read_s=?8, extract_s=?9,"
 			       " store_s=?10, wall_s=?11, message=?12, unchanged=?13, changed=?14,"
 			       " added=?15, moved=?16, deleted=?17, unavailable=?18, background=?19,"
-			       " yield_s=?20 WHERE id=?1",
+			       " yield_s=?20, rechecked=?21, complete=?22 WHERE id=?1",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare scan end");
 	sqlite3_bind_int64(st, 1, db->scan_id);
@@ -305,6 +426,8 @@ int db_scan_end(struct db *db, const struct db_scan_end *e, struct sl_err *err)
 	sqlite3_bind_int64(st, 18, (sqlite3_int64)e->unavailable);
 	sqlite3_bind_int(st, 19, e->background);
 	sqlite3_bind_double(st, 20, e->yield_s);
+	sqlite3_bind_int64(st, 21, (sqlite3_int64)e->rechecked);
+	sqlite3_bind_int(st, 22, e->complete);
 	return run(db, st, "finish scan row", err);
 }
 

@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "indexer/pipeline.h"
 
-#define DB_SCHEMA_VERSION 6
+#define DB_SCHEMA_VERSION 7
 
 /* Rows per transaction, and the longest a batch stays open. */
 #define DB_BATCH_ROWS 1000
@@ -26,7 +26,7 @@
 /* A missing record a new file may take over (same size and content). */
 struct db_relink {
 	int64_t id;
-	size_t missing; /* its index in db_diff.missing */
+	size_t missing; /* its index in db_diff.missing; SIZE_MAX: already deleted */
 	uint64_t size;
 	char hash[33];
 	int used;
@@ -42,11 +42,14 @@ struct db {
 	int64_t scan_id;     /* scan the records belong to */
 	void *lock;          /* held by db_lock */
 	int64_t *fs_ids;     /* filesystems.id by ftab device index (db_map_fs) */
+	int64_t *tick_ns;    /* timestamp granularity by ftab device index, at most */
 	size_t nfs;
 	struct db_relink *relink; /* sorted by (size, hash); db_relink_candidates */
 	size_t nrelink, cap_relink;
-	sqlite3_stmt *relink_st;
+	sqlite3_stmt *relink_st, *displace_st;
 	uint64_t relinked;
+	sqlite3_stmt *recheck_st;
+	uint64_t ctime_same, ctime_changed; /* FT_CTIME files read: content as before, or not */
 };
 
 /* Open and migrate the database at path; with create, a missing file is
@@ -98,6 +101,8 @@ struct db_scan_end {
 	uint64_t files, bytes, errors;
 	uint64_t unchanged, changed, added, moved, deleted; /* incremental */
 	uint64_t unavailable;
+	uint64_t rechecked;   /* read again only because their ctime moved */
+	int complete;         /* walked everything and applied deletions */
 	int background;
 	double yield_s;
 	double walk_s, locate_s, read_s, extract_s, store_s, wall_s;
@@ -111,6 +116,7 @@ struct ftab;
 
 struct db_diff {
 	uint64_t unchanged, changed, added, moved;
+	uint64_t rechecked;      /* read again only because their ctime moved (FT_CTIME) */
 	uint64_t unavailable;    /* missing, on a file system this scan did not see */
 	struct {
 		uint32_t file;   /* ftab index */
@@ -120,33 +126,68 @@ struct db_diff {
 	size_t nmoves, cap_moves;
 	int64_t *missing;        /* live records under the roots no file took */
 	size_t nmissing, cap_missing;
+	int64_t *confirm;        /* provisional deletions no file took */
+	size_t nconfirm, cap_confirm;
 	void *recs;              /* working set */
 	size_t nrecs;
 };
 
+/* A record marked deleted by a scan that did not see the whole tree (it
+ * could not list a directory, worked from a list, was killed or failed)
+ * may have been marked only because a moved file took its path while its
+ * own file sat where that scan could not look.  Such provisional deletions
+ * stay findable: by identity (diff pass 2) and by content (relinking),
+ * until a complete scan confirms them.  SQL over files' columns. */
+#define DB_PROVISIONAL_SQL                                                              \
+	"deleted_at IS NOT NULL AND deleted_scan IN (SELECT id FROM scans WHERE"         \
+	" coalesce(complete, 0) = 0)"
+
+/* files.ctime_ns of a file whose times were too close to its read to
+ * trust (px_racy): the next scan reads it again, whatever its times. */
+#define DB_CTIME_RACY (-1)
+
+/* db_diff flags */
+enum {
+	DB_DIFF_FULL = 1,        /* read every file (FT_SKIP on none); moves and
+				    deletions as usual */
+	DB_DIFF_TRUST_MTIME = 2  /* a ctime that moved alone is no reason to read */
+};
+
 /* Compare the walked and stat'ed files of ft (locate_stat) with the
- * index's live records under the roots: set FT_SKIP on files not to read
- * (unchanged, or only moved), FT_NEW on files the index does not know, and
- * fill *d.  db_map_fs first.  Returns SL_OK, SL_E_DB or SL_E_NOMEM. */
-int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots,
+ * index's live records under the roots (diff.c says how a file finds its
+ * record): set FT_SKIP on files not to read (unchanged, or only moved),
+ * FT_CTIME on those read only because their ctime moved, FT_NEW on files
+ * the index does not know, FT_REPLACED on files that replaced their path's
+ * file, and fill *d.  db_map_fs first.  Returns SL_OK, SL_E_DB or
+ * SL_E_NOMEM. */
+int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, int flags,
 	    struct db_diff *d, struct sl_err *err);
 void db_diff_free(struct db_diff *d);
 
 /* Move records to their files' new paths and refresh identities, in one
- * transaction.  Before the new records are stored. */
+ * transaction; a missing record at a path a record moves to is marked
+ * deleted.  Before the new records are stored. */
 int db_apply_moves(struct db *db, const struct ftab *ft, const struct db_diff *d,
 		   struct sl_err *err);
 
-/* Load the missing records a new file could take over (db_put does, for
- * records with FT_NEW, when size and content hash match). */
-int db_relink_candidates(struct db *db, const struct db_diff *d, struct sl_err *err);
+/* Load the records a new file could take over (db_put does, for records
+ * with FT_NEW or FT_REPLACED, when size and content hash match): the
+ * missing ones, and those under the roots that a scan which did not finish
+ * marked deleted.  Empty files are never taken over. */
+int db_relink_candidates(struct db *db, const struct db_diff *d, char *const *roots,
+			 size_t nroots, struct sl_err *err);
 /* The id of an unused candidate with this size and hash, now used; 0 if
  * none. */
 int64_t db_relink_take(struct db *db, uint64_t size, const char *hash);
 
 /* After a complete scan: mark the missing records no new file took as
- * deleted; *count says how many. */
+ * deleted, and confirm the provisional deletions no file claimed; *count
+ * says how many records this scan marked deleted in all (db_deleted_count,
+ * not counting the confirmations). */
 int db_mark_deleted(struct db *db, const struct db_diff *d, uint64_t *count, struct sl_err *err);
+/* How many records this scan marked deleted (a move or relink onto the
+ * path of a missing record marks it, even when the scan is incomplete). */
+int db_deleted_count(struct db *db, uint64_t *count, struct sl_err *err);
 
 /* The change-journal position stored for a volume (journal.h): returns
  * SL_OK with *found 0 or 1, or SL_E_DB. */
@@ -225,6 +266,13 @@ int db_scan_history(struct db *db, int n, FILE *out, struct sl_err *err);
  * db_migrate_to stops at version target (tests build old databases). */
 int db_migrate(sqlite3 *h, struct sl_err *err);
 int db_migrate_to(sqlite3 *h, int target, struct sl_err *err);
+/* Within db/: whether a file of ftab device devi, stat'ed at some moment
+ * between the wall-clock times from and to, had a change time (else mtime)
+ * so close to that moment that another change in the same timestamp tick
+ * could follow unseen ("racy", as git calls it): its record then gets
+ * DB_CTIME_RACY, and the next scan reads it again. */
+int db_racy(const struct db *db, uint16_t devi, int64_t ctime_ns, int64_t mtime_ns, int64_t from,
+	    int64_t to);
 /* Within db/: SL_E_DB error from the handle's last failure. */
 int db_fail(sqlite3 *h, struct sl_err *err, const char *file, int line, const char *what);
 #define DB_FAIL(h, err, what) db_fail((h), (err), __FILE__, __LINE__, (what))

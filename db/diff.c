@@ -1,19 +1,29 @@
 /* diff.c - what changed since the index last saw the roots.
  *
  * The index's live records under the roots are loaded with their identity
- * (file system, inode), size and mtime; each path is kept only as a
- * 128-bit hash (XXH3), so a million records cost tens of megabytes.  Then,
- * for each walked file:
- *   same path, same identity, size and mtime, no earlier error: unchanged,
- *     not read (ctime is not compared: chmod is not a content change);
- *   same path, anything else different: changed, read again;
- *   new path whose (file system, inode) belongs to a record whose path is
- *     gone, same size and mtime: moved or renamed, not read, its record
- *     follows it;
+ * (file system, inode), size, mtime and ctime; each path is kept only as a
+ * 128-bit hash (XXH3), so a million records cost tens of megabytes.  Each
+ * walked file then finds its record in three passes, identity before path,
+ * so that every rename, swap and replacement lands on the right record:
+ *   1. its path's record, when that record has the file's identity:
+ *      unchanged (not read) when size, mtime and ctime are the same and
+ *      the record has no error; read again when only the ctime moved (a
+ *      rewrite that put its mtime back, or a chmod: only reading tells);
+ *      else changed, read again;
+ *   2. else a record with its identity, size and mtime that no file took by
+ *      path: the file was moved or renamed; the record follows it, and it is
+ *      read again only when its ctime moved (a rename moves it) or the
+ *      record has an error;
+ *   3. else its path's record, if no file took it (the file there was
+ *      replaced: an editor's save through a temporary file): changed, read;
+ *      after reading, a missing record with the same size and content takes
+ *      over instead (the file was moved here from another file system);
  *   otherwise new: read, and after reading, a missing record with the same
- *     size and content hash is taken over (a move across file systems).
+ *   size and content hash is taken over (a move across file systems).
  * Records no walked file took are missing: deleted after a complete scan,
- * unless their file system was not walked at all (unavailable: kept).
+ * unless their file system was not walked at all (unavailable: kept).  A
+ * missing record at a path a moved record now takes is marked deleted at
+ * once: its path holds another file, whatever else the scan finds.
  */
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +31,7 @@
 #define XXH_INLINE_ALL
 #include <xxhash.h>
 
+#include "common/sys.h"
 #include "db/db.h"
 #include "scanner/ftab.h"
 
@@ -32,7 +43,9 @@ struct rec {
 	uint64_t ino;
 	uint64_t size;
 	int64_t mtime_ns;
+	int64_t ctime_ns; /* 0: not known (recorded before schema 7, or no such time) */
 	int has_error;
+	int tomb;         /* marked deleted by a scan that could not see everything */
 	int taken;
 };
 
@@ -89,13 +102,19 @@ static int by_path(const struct db_diff *d, const struct index *ix, XXH128_hash_
 	return -1;
 }
 
-/* A record on (fs_id, ino) that no path has taken yet. */
-static int by_inode(const struct db_diff *d, const struct index *ix, int64_t fs_id, uint64_t ino)
+/* A record on (fs_id, ino) with this size and mtime that no file has taken
+ * yet (several records may share an inode: hard links, and a number the
+ * file system gave again to a new file).  A record with an error counts: a
+ * file renamed while a scan was reading it got "No such file" on its record,
+ * and is still the same file. */
+static int by_inode(const struct db_diff *d, const struct index *ix, int64_t fs_id, uint64_t ino,
+		    uint64_t size, int64_t mtime_ns)
 {
 	size_t i = (size_t)(mix(inode_key(fs_id, ino)) & (ix->cap - 1));
 	while (ix->slot[i]) {
 		const struct rec *r = &((const struct rec *)d->recs)[ix->slot[i] - 1];
-		if (r->fs_id == fs_id && r->ino == ino && !r->taken)
+		if (r->fs_id == fs_id && r->ino == ino && !r->taken && r->size == size &&
+		    r->mtime_ns == mtime_ns)
 			return (int)ix->slot[i] - 1;
 		i = (i + 1) & (ix->cap - 1);
 	}
@@ -130,9 +149,10 @@ static int load(struct db *db, char *const *roots, size_t nroots, struct db_diff
 	int rc = SL_OK;
 
 	if (sqlite3_prepare_v2(db->h,
-			       "SELECT id, path, fs_id, dev, ino, size, mtime_ns, error IS NOT NULL"
-			       " FROM files WHERE deleted_at IS NULL"
-			       " AND (path = ?1 OR (path >= ?2 AND path < ?3))",
+			       "SELECT id, path, fs_id, dev, ino, size, mtime_ns, error IS NOT NULL,"
+			       " coalesce(ctime_ns, 0), deleted_at IS NOT NULL"
+			       " FROM files WHERE (path = ?1 OR (path >= ?2 AND path < ?3))"
+			       " AND (deleted_at IS NULL OR (" DB_PROVISIONAL_SQL " AND deleted_scan <> ?4))",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare diff");
 	for (r = 0; r < nroots && rc == SL_OK; r++) {
@@ -143,6 +163,7 @@ static int load(struct db *db, char *const *roots, size_t nroots, struct db_diff
 		sqlite3_bind_text(st, 1, roots[r], (int)n, SQLITE_STATIC);
 		sqlite3_bind_text(st, 2, lo.p, (int)lo.len, SQLITE_STATIC);
 		sqlite3_bind_text(st, 3, hi.p, (int)hi.len, SQLITE_STATIC);
+		sqlite3_bind_int64(st, 4, db->scan_id);
 		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 			struct rec *rec;
 			if (sl_grow(&d->recs, &cap, d->nrecs + 1, sizeof(struct rec)) != 0) {
@@ -160,6 +181,8 @@ static int load(struct db *db, char *const *roots, size_t nroots, struct db_diff
 			rec->size = (uint64_t)sqlite3_column_int64(st, 5);
 			rec->mtime_ns = sqlite3_column_int64(st, 6);
 			rec->has_error = sqlite3_column_int(st, 7);
+			rec->ctime_ns = sqlite3_column_int64(st, 8);
+			rec->tomb = sqlite3_column_int(st, 9);
 		}
 		if (rc == SL_OK && step != SQLITE_DONE)
 			rc = DB_FAIL(db->h, err, "read the index for the diff");
@@ -195,13 +218,31 @@ static int walked_fs(const struct db *db, int64_t fs_id)
 	return 0;
 }
 
-int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots,
+/* Whether the ctime says the file may have changed since its record:
+ * both known and different, and the caller did not choose to trust mtime;
+ * or the record was made too close to a change to tell (racy: read again
+ * even with trust in mtime, which cannot tell either). */
+static int ctime_moved(const struct rec *r, const struct ft_file *f, int flags)
+{
+	if (r->ctime_ns == DB_CTIME_RACY)
+		return 1;
+	return !(flags & DB_DIFF_TRUST_MTIME) && r->ctime_ns && f->ctime_ns &&
+	       r->ctime_ns != f->ctime_ns;
+}
+
+static int same_identity(const struct rec *r, const struct ft_file *f, int64_t fs_id)
+{
+	return r->ino == f->ino && (r->fs_id == 0 || r->fs_id == fs_id);
+}
+
+int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, int flags,
 	    struct db_diff *d, struct sl_err *err)
 {
 	struct strbuf path = STRBUF_INIT;
 	struct index paths = {NULL, 0}, inodes = {NULL, 0};
 	struct rec *recs;
-	int *match = NULL; /* per file: record taken by path, or -1 */
+	int *match = NULL; /* per file: its path's record, or -1 */
+	unsigned char *done = NULL; /* per file: its record is found */
 	size_t i;
 	int rc;
 
@@ -211,19 +252,24 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots,
 		return rc;
 	recs = d->recs;
 	if (index_init(&paths, d->nrecs) || index_init(&inodes, d->nrecs) ||
-	    !(match = malloc((ft->nfiles ? ft->nfiles : 1) * sizeof(*match)))) {
+	    !(match = malloc((ft->nfiles ? ft->nfiles : 1) * sizeof(*match))) ||
+	    !(done = calloc(ft->nfiles ? ft->nfiles : 1, 1))) {
 		rc = SL_FAIL(err, SL_E_NOMEM, 0, "diff: out of memory");
 		goto out;
 	}
 	for (i = 0; i < d->nrecs; i++) {
-		index_put(&paths, path_key(&recs[i]), (uint32_t)i);
+		/* a provisional deletion no longer holds its path: it can only
+		 * be found again by identity (pass 2) */
+		if (!recs[i].tomb)
+			index_put(&paths, path_key(&recs[i]), (uint32_t)i);
 		if (recs[i].fs_id)
 			index_put(&inodes, inode_key(recs[i].fs_id, recs[i].ino), (uint32_t)i);
 	}
-	/* first by path */
+	/* 1: the path's record, when it is the same file */
 	for (i = 0; i < ft->nfiles; i++) {
 		struct ft_file *f = &ft->files[i];
 		int64_t fs_id = f->dev < db->nfs ? db->fs_ids[f->dev] : 0;
+		struct rec *r;
 		int k;
 		sb_reset(&path);
 		if (ftab_path(ft, (uint32_t)i, &path) != 0) {
@@ -234,49 +280,94 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots,
 		match[i] = k;
 		if (k < 0)
 			continue;
-		recs[k].taken = 1;
-		if (f->flags & FT_FAILED)
-			continue; /* its error is stored again */
-		if (recs[k].ino == f->ino && recs[k].size == f->size &&
-		    recs[k].mtime_ns == f->mtime_ns && !recs[k].has_error &&
-		    (recs[k].fs_id == 0 || recs[k].fs_id == fs_id)) {
-			f->flags |= FT_SKIP;
-			d->unchanged++;
-			/* an identity recorded before, or a device number that
-			 * changed since: refresh it, nothing else */
-			if ((recs[k].fs_id != fs_id ||
-			     recs[k].dev != (int64_t)ft->devs[f->dev].st_dev) &&
-			    add_move(d, (uint32_t)i, recs[k].id, 0) != 0) {
-				rc = SL_FAIL(err, SL_E_NOMEM, 0, "diff: out of memory");
-				goto out;
-			}
-		} else {
+		r = &recs[k];
+		if (f->flags & FT_FAILED) {
+			r->taken = 1; /* its error is stored again */
+			done[i] = 1;
+			continue;
+		}
+		if (!same_identity(r, f, fs_id))
+			continue; /* another file now: passes 2 and 3 */
+		r->taken = 1;
+		done[i] = 1;
+		if (r->size != f->size || r->mtime_ns != f->mtime_ns || r->has_error) {
+			f->flags |= FT_CHANGED;
 			d->changed++;
+			continue;
+		}
+		if (ctime_moved(r, f, flags)) {
+			f->flags |= FT_CTIME;
+			d->rechecked++;
+			continue;
+		}
+		d->unchanged++;
+		if (!(flags & DB_DIFF_FULL))
+			f->flags |= FT_SKIP;
+		/* an identity or ctime recorded before, or a device number that
+		 * changed since: refresh it, nothing else */
+		if ((r->fs_id != fs_id || r->dev != (int64_t)ft->devs[f->dev].st_dev ||
+		     r->ctime_ns != f->ctime_ns) &&
+		    add_move(d, (uint32_t)i, r->id, 0) != 0) {
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "diff: out of memory");
+			goto out;
 		}
 	}
-	/* then new paths by identity: renamed or moved within a file system */
+	/* 2: a record with the file's identity: moved or renamed within its
+	 * file system (before 3, so that swapped names and a rename over
+	 * another file follow the files, not the names) */
 	for (i = 0; i < ft->nfiles; i++) {
 		struct ft_file *f = &ft->files[i];
 		int64_t fs_id = f->dev < db->nfs ? db->fs_ids[f->dev] : 0;
 		int k;
-		if (match[i] >= 0 || (f->flags & FT_FAILED))
+		if (done[i] || (f->flags & FT_FAILED) || !fs_id)
 			continue;
-		k = fs_id ? by_inode(d, &inodes, fs_id, f->ino) : -1;
-		if (k >= 0 && recs[k].size == f->size && recs[k].mtime_ns == f->mtime_ns &&
-		    !recs[k].has_error) {
-			recs[k].taken = 1;
+		k = by_inode(d, &inodes, fs_id, f->ino, f->size, f->mtime_ns);
+		if (k < 0)
+			continue;
+		recs[k].taken = 1;
+		done[i] = 1;
+		d->moved++;
+		if (recs[k].has_error) {
+			f->flags |= FT_CHANGED; /* its error is no record of its content */
+		} else if (ctime_moved(&recs[k], f, flags)) {
+			f->flags |= FT_CTIME;
+			d->rechecked++;
+		} else if (!(flags & DB_DIFF_FULL)) {
 			f->flags |= FT_SKIP;
-			d->moved++;
-			if (add_move(d, (uint32_t)i, recs[k].id, 1) != 0) {
-				rc = SL_FAIL(err, SL_E_NOMEM, 0, "diff: out of memory");
-				goto out;
-			}
+		}
+		if (add_move(d, (uint32_t)i, recs[k].id, 1) != 0) {
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "diff: out of memory");
+			goto out;
+		}
+	}
+	/* 3: the path's record if no file took it: the file there was
+	 * replaced; else new */
+	for (i = 0; i < ft->nfiles; i++) {
+		struct ft_file *f = &ft->files[i];
+		int k = match[i];
+		if (done[i] || (f->flags & FT_FAILED))
+			continue;
+		if (k >= 0 && !recs[k].taken) {
+			recs[k].taken = 1;
+			f->flags |= FT_REPLACED;
+			d->changed++;
 		} else {
 			f->flags |= FT_NEW;
 			d->added++;
 		}
 	}
 	for (i = 0; i < d->nrecs; i++) {
+		if (recs[i].tomb && !recs[i].taken) {
+			/* a provisional deletion no file claimed: a complete scan
+			 * confirms it (db_mark_deleted) */
+			if (sl_grow(&d->confirm, &d->cap_confirm, d->nconfirm + 1,
+				    sizeof(*d->confirm)) != 0) {
+				rc = SL_FAIL(err, SL_E_NOMEM, 0, "diff: out of memory");
+				goto out;
+			}
+			d->confirm[d->nconfirm++] = recs[i].id;
+			continue;
+		}
 		if (recs[i].taken)
 			continue;
 		if (!walked_fs(db, recs[i].fs_id)) {
@@ -291,6 +382,7 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots,
 	}
 out:
 	free(match);
+	free(done);
 	free(paths.slot);
 	free(inodes.slot);
 	sb_free(&path);
@@ -306,6 +398,7 @@ void db_diff_free(struct db_diff *d)
 	free(d->recs);
 	free(d->moves);
 	free(d->missing);
+	free(d->confirm);
 	memset(d, 0, sizeof(*d));
 }
 
@@ -313,7 +406,8 @@ int db_apply_moves(struct db *db, const struct ftab *ft, const struct db_diff *d
 		   struct sl_err *err)
 {
 	struct strbuf path = STRBUF_INIT;
-	sqlite3_stmt *park = NULL, *set = NULL;
+	sqlite3_stmt *park = NULL, *displace = NULL, *set = NULL;
+	int64_t now = sys_wall_ns(); /* the locate pass stat'ed since ft->stat_begin_ns */
 	size_t i;
 	int rc;
 
@@ -323,13 +417,22 @@ int db_apply_moves(struct db *db, const struct ftab *ft, const struct db_diff *d
 		return rc;
 	if (sqlite3_exec(db->h, "BEGIN IMMEDIATE", NULL, NULL, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "begin moves");
-	/* Paths are unique: two files that swapped names would collide, so
-	 * every moved record first steps aside. */
+	/* Live paths are unique: two files that swapped names would collide,
+	 * so every moved record first steps aside.  A record still at the new
+	 * path after that is one no file took (its file was renamed over, or
+	 * deleted and the name reused): it is gone from there, and is marked
+	 * so now, or the move could not take the path. */
 	if (sqlite3_prepare_v2(db->h, "UPDATE files SET path = char(1) || 'moving ' || id WHERE id=?1",
 			       -1, &park, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db->h,
-			       "UPDATE files SET path=?2, fs_id=?3, dev=?4, ino=?5 WHERE id=?1", -1,
-			       &set, NULL) != SQLITE_OK) {
+			       "UPDATE files SET deleted_at=strftime('%Y-%m-%dT%H:%M:%SZ','now'),"
+			       " deleted_scan=?3 WHERE path=?2 AND deleted_at IS NULL AND id<>?1",
+			       -1, &displace, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db->h,
+			       "UPDATE files SET path=?2, fs_id=?3, dev=?4, ino=?5,"
+			       " ctime_ns=coalesce(?6, ctime_ns), deleted_at=NULL, deleted_scan=NULL"
+			       " WHERE id=?1",
+			       -1, &set, NULL) != SQLITE_OK) {
 		rc = DB_FAIL(db->h, err, "prepare moves");
 		goto out;
 	}
@@ -350,12 +453,32 @@ int db_apply_moves(struct db *db, const struct ftab *ft, const struct db_diff *d
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "moves: out of memory");
 			goto out;
 		}
+		if (d->moves[i].moved) {
+			sqlite3_reset(displace);
+			sqlite3_bind_int64(displace, 1, d->moves[i].id);
+			sqlite3_bind_text(displace, 2, path.p, (int)path.len, SQLITE_STATIC);
+			sqlite3_bind_int64(displace, 3, db->scan_id);
+			if (sqlite3_step(displace) != SQLITE_DONE) {
+				rc = DB_FAIL(db->h, err, "move a record: mark the one it replaces");
+				goto out;
+			}
+		}
 		sqlite3_reset(set);
 		sqlite3_bind_int64(set, 1, d->moves[i].id);
 		sqlite3_bind_text(set, 2, path.p, (int)path.len, SQLITE_STATIC);
 		sqlite3_bind_int64(set, 3, f->dev < db->nfs ? db->fs_ids[f->dev] : 0);
 		sqlite3_bind_int64(set, 4, (sqlite3_int64)ft->devs[f->dev].st_dev);
 		sqlite3_bind_int64(set, 5, (sqlite3_int64)f->ino);
+		/* a file read again (its ctime moved) gets its ctime with its
+		 * record, after the read: until then the old one says "check";
+		 * one stat'ed too close to a change is marked racy */
+		if (f->ctime_ns && !(f->flags & FT_CTIME))
+			sqlite3_bind_int64(set, 6, db_racy(db, f->dev, f->ctime_ns, f->mtime_ns,
+							   ft->stat_begin_ns, now)
+							   ? DB_CTIME_RACY
+							   : f->ctime_ns);
+		else
+			sqlite3_bind_null(set, 6);
 		if (sqlite3_step(set) != SQLITE_DONE) {
 			rc = DB_FAIL(db->h, err, "move a record");
 			goto out;
@@ -367,6 +490,7 @@ out:
 	if (rc != SL_OK)
 		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_finalize(park);
+	sqlite3_finalize(displace);
 	sqlite3_finalize(set);
 	sb_free(&path);
 	return rc;
@@ -380,37 +504,70 @@ static int cmp_relink(const void *a, const void *b)
 	return strcmp(x->hash, y->hash);
 }
 
-int db_relink_candidates(struct db *db, const struct db_diff *d, struct sl_err *err)
+static int add_candidate(struct db *db, int64_t id, size_t missing, sqlite3_stmt *row,
+			 struct sl_err *err)
 {
-	sqlite3_stmt *st = NULL;
+	struct db_relink *c;
+	if (sl_grow(&db->relink, &db->cap_relink, db->nrelink + 1, sizeof(*db->relink)) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "relink: out of memory");
+	c = &db->relink[db->nrelink++];
+	c->id = id;
+	c->missing = missing;
+	c->size = (uint64_t)sqlite3_column_int64(row, 0);
+	snprintf(c->hash, sizeof(c->hash), "%s", (const char *)sqlite3_column_text(row, 1));
+	c->used = 0;
+	return SL_OK;
+}
+
+int db_relink_candidates(struct db *db, const struct db_diff *d, char *const *roots,
+			 size_t nroots, struct sl_err *err)
+{
+	struct strbuf lo = STRBUF_INIT, hi = STRBUF_INIT;
+	sqlite3_stmt *st = NULL, *tomb = NULL;
 	size_t i;
-	int rc = SL_OK;
+	int rc = SL_OK, step;
 
 	db->nrelink = 0;
-	if (d->nmissing == 0)
-		return SL_OK;
+	/* Empty files all have the same hash: a new empty file is no evidence
+	 * of a move. */
 	if (sqlite3_prepare_v2(db->h,
-			       "SELECT size, content_hash FROM files WHERE id=?1 AND content_hash IS NOT NULL",
+			       "SELECT size, content_hash FROM files WHERE id=?1"
+			       " AND content_hash IS NOT NULL AND size > 0",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare relink");
-	for (i = 0; i < d->nmissing; i++) {
+	for (i = 0; i < d->nmissing && rc == SL_OK; i++) {
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, d->missing[i]);
-		if (sqlite3_step(st) != SQLITE_ROW)
-			continue;
-		if (sl_grow(&db->relink, &db->cap_relink, db->nrelink + 1, sizeof(*db->relink)) != 0) {
-			rc = SL_FAIL(err, SL_E_NOMEM, 0, "relink: out of memory");
-			break;
-		}
-		db->relink[db->nrelink].id = d->missing[i];
-		db->relink[db->nrelink].missing = i;
-		db->relink[db->nrelink].size = (uint64_t)sqlite3_column_int64(st, 0);
-		snprintf(db->relink[db->nrelink].hash, sizeof(db->relink[0].hash), "%s",
-			 (const char *)sqlite3_column_text(st, 1));
-		db->relink[db->nrelink].used = 0;
-		db->nrelink++;
+		if (sqlite3_step(st) == SQLITE_ROW)
+			rc = add_candidate(db, d->missing[i], i, st, err);
+	}
+	/* Records a scan that could not see everything marked deleted are
+	 * candidates too (DB_PROVISIONAL_SQL). */
+	if (rc == SL_OK &&
+	    sqlite3_prepare_v2(db->h,
+			       "SELECT size, content_hash, id FROM files WHERE deleted_at IS NOT NULL"
+			       " AND content_hash IS NOT NULL AND size > 0"
+			       " AND (path = ?1 OR (path >= ?2 AND path < ?3))"
+			       " AND " DB_PROVISIONAL_SQL " AND deleted_scan <> ?4",
+			       -1, &tomb, NULL) != SQLITE_OK)
+		rc = DB_FAIL(db->h, err, "prepare relink");
+	for (i = 0; i < nroots && rc == SL_OK; i++) {
+		size_t n;
+		root_range(roots[i], &lo, &hi, &n);
+		sqlite3_reset(tomb);
+		sqlite3_bind_text(tomb, 1, roots[i], (int)n, SQLITE_STATIC);
+		sqlite3_bind_text(tomb, 2, lo.p, (int)lo.len, SQLITE_STATIC);
+		sqlite3_bind_text(tomb, 3, hi.p, (int)hi.len, SQLITE_STATIC);
+		sqlite3_bind_int64(tomb, 4, db->scan_id);
+		while (rc == SL_OK && (step = sqlite3_step(tomb)) == SQLITE_ROW)
+			rc = add_candidate(db, sqlite3_column_int64(tomb, 2), SIZE_MAX, tomb, err);
+		if (rc == SL_OK && step != SQLITE_DONE)
+			rc = DB_FAIL(db->h, err, "read deleted records for relinking");
 	}
 	sqlite3_finalize(st);
+	sqlite3_finalize(tomb);
+	sb_free(&lo);
+	sb_free(&hi);
 	if (db->nrelink > 1) /* none found leaves relink NULL, which qsort may not take */
 		qsort(db->relink, db->nrelink, sizeof(*db->relink), cmp_relink);
 	return rc;
@@ -441,15 +598,13 @@ int64_t db_relink_take(struct db *db, uint64_t size, const char *hash)
 
 int db_mark_deleted(struct db *db, const struct db_diff *d, uint64_t *count, struct sl_err *err)
 {
-	sqlite3_stmt *st = NULL;
+	sqlite3_stmt *st = NULL, *confirm = NULL;
 	unsigned char *relinked = NULL;
 	size_t i;
 	int rc;
 
 	*count = 0;
-	if (d->nmissing == 0)
-		return SL_OK;
-	relinked = calloc(d->nmissing, 1);
+	relinked = calloc(d->nmissing ? d->nmissing : 1, 1);
 	if (!relinked)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "deletions: out of memory");
 	for (i = 0; i < db->nrelink; i++)
@@ -464,9 +619,12 @@ int db_mark_deleted(struct db *db, const struct db_diff *d, uint64_t *count, str
 		return DB_FAIL(db->h, err, "begin deletions");
 	}
 	if (sqlite3_prepare_v2(db->h,
-			       "UPDATE files SET deleted_at=strftime('%Y-%m-%dT%H:%M:%SZ','now')"
-			       " WHERE id=?1 AND deleted_at IS NULL",
-			       -1, &st, NULL) != SQLITE_OK) {
+			       "UPDATE files SET deleted_at=strftime('%Y-%m-%dT%H:%M:%SZ','now'),"
+			       " deleted_scan=?2 WHERE id=?1 AND deleted_at IS NULL",
+			       -1, &st, NULL) != SQLITE_OK ||
+	    sqlite3_prepare_v2(db->h,
+			       "UPDATE files SET deleted_scan=?2 WHERE id=?1 AND deleted_at IS NOT NULL",
+			       -1, &confirm, NULL) != SQLITE_OK) {
 		rc = DB_FAIL(db->h, err, "prepare deletions");
 		goto out;
 	}
@@ -475,11 +633,24 @@ int db_mark_deleted(struct db *db, const struct db_diff *d, uint64_t *count, str
 			continue;
 		sqlite3_reset(st);
 		sqlite3_bind_int64(st, 1, d->missing[i]);
+		sqlite3_bind_int64(st, 2, db->scan_id);
 		if (sqlite3_step(st) != SQLITE_DONE) {
 			rc = DB_FAIL(db->h, err, "mark deleted");
 			goto out;
 		}
-		*count += (uint64_t)sqlite3_changes(db->h);
+	}
+	/* counted before the confirmations below, which are deletions an
+	 * earlier scan already reported */
+	if ((rc = db_deleted_count(db, count, err)) != SL_OK)
+		goto out;
+	for (i = 0; i < d->nconfirm; i++) {
+		sqlite3_reset(confirm);
+		sqlite3_bind_int64(confirm, 1, d->confirm[i]);
+		sqlite3_bind_int64(confirm, 2, db->scan_id);
+		if (sqlite3_step(confirm) != SQLITE_DONE) {
+			rc = DB_FAIL(db->h, err, "confirm deletions");
+			goto out;
+		}
 	}
 	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		rc = DB_FAIL(db->h, err, "commit deletions");
@@ -487,6 +658,25 @@ out:
 	if (rc != SL_OK)
 		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 	sqlite3_finalize(st);
+	sqlite3_finalize(confirm);
 	free(relinked);
+	return rc;
+}
+
+int db_deleted_count(struct db *db, uint64_t *count, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SL_OK;
+
+	*count = 0;
+	if (sqlite3_prepare_v2(db->h, "SELECT count(*) FROM files WHERE deleted_scan=?1", -1, &st,
+			       NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "count deletions");
+	sqlite3_bind_int64(st, 1, db->scan_id);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*count = (uint64_t)sqlite3_column_int64(st, 0);
+	else
+		rc = DB_FAIL(db->h, err, "count deletions");
+	sqlite3_finalize(st);
 	return rc;
 }

@@ -67,6 +67,7 @@ static const struct col scan_cols[] = {
 	{"changed", "changed"},
 	{"added", "added"},
 	{"moved", "moved"},
+	{"rechecked", "rechecked"},
 	{"deleted", "deleted"},
 	{"unavailable", "unavailable"},
 	{"background", "background"},

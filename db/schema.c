@@ -89,6 +89,59 @@ static const char *const migrations[] = {
 	"CREATE INDEX files_errors ON files(path) WHERE deleted_at IS NULL AND error IS NOT NULL;"
 	"CREATE INDEX files_camera ON files(coalesce(make,''), coalesce(model,''))"
 	"  WHERE deleted_at IS NULL;",
+	/* 6 -> 7: a path is unique among live records only, so a record marked
+	 * deleted no longer holds its path against a file moved or renamed
+	 * onto it (which wedged every later scan); the inode change time, so a
+	 * rewrite that put its mtime back is seen; which scan found a record
+	 * gone.  SQLite cannot drop a column constraint: the table is rebuilt
+	 * (the documented 12-step way; nothing references files). */
+	"CREATE TABLE files_v7("
+	"  id INTEGER PRIMARY KEY,"
+	"  path TEXT NOT NULL,"
+	"  dev INTEGER, ino INTEGER, size INTEGER, mtime_ns INTEGER,"
+	"  format TEXT, width INTEGER, height INTEGER,"
+	"  make TEXT, model TEXT, datetime_original TEXT, orientation INTEGER,"
+	"  gps_lat REAL, gps_lon REAL, exposure_time REAL, f_number REAL, iso INTEGER,"
+	"  focal_length REAL, lens_model TEXT,"
+	"  content_hash TEXT,"
+	"  phys_offset INTEGER, fragments INTEGER, placement TEXT,"
+	"  error TEXT, warnings TEXT,"
+	"  first_scan INTEGER NOT NULL, last_scan INTEGER NOT NULL,"
+	"  indexed_at TEXT NOT NULL, deleted_at TEXT,"
+	"  phash INTEGER,"
+	"  fs_id INTEGER REFERENCES filesystems(id),"
+	"  ctime_ns INTEGER,"
+	"  deleted_scan INTEGER);"
+	"INSERT INTO files_v7(id, path, dev, ino, size, mtime_ns, format, width, height, make, model,"
+	"  datetime_original, orientation, gps_lat, gps_lon, exposure_time, f_number, iso,"
+	"  focal_length, lens_model, content_hash, phys_offset, fragments, placement, error,"
+	"  warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id)"
+	" SELECT id, path, dev, ino, size, mtime_ns, format, width, height, make, model,"
+	"  datetime_original, orientation, gps_lat, gps_lon, exposure_time, f_number, iso,"
+	"  focal_length, lens_model, content_hash, phys_offset, fragments, placement, error,"
+	"  warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id FROM files;"
+	"DROP TABLE files;"
+	"ALTER TABLE files_v7 RENAME TO files;"
+	"CREATE UNIQUE INDEX files_path ON files(path) WHERE deleted_at IS NULL;"
+	"CREATE INDEX files_deleted_scan ON files(deleted_scan) WHERE deleted_scan IS NOT NULL;"
+	"CREATE INDEX files_hash ON files(content_hash);"
+	"CREATE INDEX files_devino ON files(dev, ino);"
+	"CREATE INDEX files_last_scan ON files(last_scan);"
+	"CREATE INDEX files_phash ON files(phash) WHERE phash IS NOT NULL;"
+	"CREATE INDEX files_fs_ino ON files(fs_id, ino);"
+	"CREATE INDEX files_taken ON files(datetime_original)"
+	"  WHERE deleted_at IS NULL AND datetime_original IS NOT NULL;"
+	"CREATE INDEX files_gps ON files(gps_lat, gps_lon)"
+	"  WHERE deleted_at IS NULL AND gps_lat IS NOT NULL;"
+	"CREATE INDEX files_format ON files(format) WHERE deleted_at IS NULL;"
+	"CREATE INDEX files_errors ON files(path) WHERE deleted_at IS NULL AND error IS NOT NULL;"
+	"CREATE INDEX files_camera ON files(coalesce(make,''), coalesce(model,''))"
+	"  WHERE deleted_at IS NULL;"
+	"ALTER TABLE scans ADD COLUMN rechecked INTEGER;"
+	"ALTER TABLE scans ADD COLUMN complete INTEGER;"
+	"ALTER TABLE filesystems ADD COLUMN alt TEXT;"
+	"CREATE INDEX filesystems_alt ON filesystems(alt) WHERE alt IS NOT NULL;"
+	"UPDATE scans SET complete = 1 WHERE status IN ('ok', 'errors');",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,

@@ -13,10 +13,14 @@ static const char put_sql[] =
 	"INSERT INTO files(path, dev, ino, size, mtime_ns, format, width, height, make, model,"
 	" datetime_original, orientation, gps_lat, gps_lon, exposure_time, f_number, iso,"
 	" focal_length, lens_model, content_hash, phys_offset, fragments, placement, error,"
-	" warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id)"
+	" warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id, ctime_ns)"
 	" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
-	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL,?27,?28)"
-	" ON CONFLICT(path) DO UPDATE SET dev=excluded.dev, ino=excluded.ino, size=excluded.size,"
+	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL,?27,?28,?29)"
+	/* the path is unique among live records (files_path): a record marked
+	 * deleted at the same path is history, and a new file there is a new
+	 * record */
+	" ON CONFLICT(path) WHERE deleted_at IS NULL DO UPDATE SET dev=excluded.dev,"
+	" ino=excluded.ino, size=excluded.size, ctime_ns=excluded.ctime_ns,"
 	" mtime_ns=excluded.mtime_ns, format=excluded.format, width=excluded.width,"
 	" height=excluded.height, make=excluded.make, model=excluded.model,"
 	" datetime_original=excluded.datetime_original, orientation=excluded.orientation,"
@@ -39,8 +43,8 @@ static int bind_text(sqlite3_stmt *st, int i, const char *s)
 }
 
 /* Nonzero when a bind failed. */
-static int bind_record(sqlite3_stmt *st, const struct px_record *r, int64_t scan_id,
-		       int64_t fs_id)
+static int bind_record(const struct db *db, sqlite3_stmt *st, const struct px_record *r,
+		       int64_t scan_id, int64_t fs_id)
 {
 	const struct x_meta *m = &r->meta;
 	int stated = !r->is_dir && (r->read || (r->ext_flags & FT_STATED));
@@ -52,6 +56,11 @@ static int bind_record(sqlite3_stmt *st, const struct px_record *r, int64_t scan
 	if (stated) {
 		sqlite3_bind_int64(st, 4, (sqlite3_int64)r->size);
 		sqlite3_bind_int64(st, 5, r->mtime_ns);
+		if (r->read && db_racy(db, r->devi, r->ctime_ns, r->mtime_ns, r->stat_wall_ns,
+				       r->stat_wall_ns))
+			sqlite3_bind_int64(st, 29, DB_CTIME_RACY);
+		else if (r->ctime_ns)
+			sqlite3_bind_int64(st, 29, r->ctime_ns);
 	}
 	if (r->read) {
 		bad |= bind_text(st, 6, m->format);
@@ -96,20 +105,78 @@ static int bind_record(sqlite3_stmt *st, const struct px_record *r, int64_t scan
 	return bad;
 }
 
-/* A new file whose size and content a missing record had: take that
- * record over (a move across file systems keeps its history). */
-static int relink(struct db *db, const struct px_record *r, struct sl_err *err)
+/* The content hash of the live record at path, into old ("" when there
+ * is none or it has no hash).  Returns SL_OK or SL_E_DB. */
+static int old_hash(struct db *db, const char *path, char old[33], struct sl_err *err)
+{
+	const unsigned char *h;
+	int step;
+
+	old[0] = 0;
+	if (!db->recheck_st &&
+	    sqlite3_prepare_v3(db->h,
+			       "SELECT content_hash FROM files WHERE path=?1 AND deleted_at IS NULL",
+			       -1, SQLITE_PREPARE_PERSISTENT, &db->recheck_st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare recheck");
+	sqlite3_reset(db->recheck_st);
+	sqlite3_bind_text(db->recheck_st, 1, path, -1, SQLITE_STATIC);
+	step = sqlite3_step(db->recheck_st);
+	if (step != SQLITE_ROW && step != SQLITE_DONE)
+		return DB_FAIL(db->h, err, "recheck");
+	h = step == SQLITE_ROW ? sqlite3_column_text(db->recheck_st, 0) : NULL;
+	if (h)
+		snprintf(old, 33, "%s", (const char *)h);
+	sqlite3_reset(db->recheck_st);
+	return SL_OK;
+}
+
+/* A file read again only because its ctime moved: did its content change?
+ * Counted, so that the summary can say what the re-reads found. */
+static void recheck(struct db *db, const struct px_record *r, const char *old)
+{
+	if (!(r->ext_flags & FT_CTIME) || !r->read)
+		return;
+	if (old[0] && strcmp(old, r->hash) == 0)
+		db->ctime_same++;
+	else
+		db->ctime_changed++;
+}
+
+/* A read file whose content a missing record had, and its own record (if
+ * any) had not: that record's file was moved here (from another file
+ * system, or copied over this one and removed: `mv` across file systems
+ * onto an existing file truncates it in place), so it takes the path over.
+ * The record the path had, if any, is gone from there; a missing record
+ * that a move already marked deleted comes back to life here.  The path's
+ * own content unchanged (a touch, an editor's save without changes) is no
+ * move, even when a deleted duplicate matches. */
+static int relink(struct db *db, const struct px_record *r, const char *old, struct sl_err *err)
 {
 	int64_t id;
-	if (!db->nrelink || !(r->ext_flags & FT_NEW) || !r->read || r->err_code || !r->hash[0])
+	if (!db->nrelink || !r->read || r->err_code || !r->hash[0] ||
+	    !(r->ext_flags & (FT_NEW | FT_REPLACED | FT_CHANGED | FT_CTIME)) ||
+	    strcmp(old, r->hash) == 0)
 		return SL_OK;
 	id = db_relink_take(db, r->size, r->hash);
 	if (!id)
 		return SL_OK;
-	if (!db->relink_st &&
-	    sqlite3_prepare_v3(db->h, "UPDATE files SET path=?2 WHERE id=?1",
-			       -1, SQLITE_PREPARE_PERSISTENT, &db->relink_st, NULL) != SQLITE_OK)
+	if ((!db->displace_st &&
+	     sqlite3_prepare_v3(db->h,
+				"UPDATE files SET deleted_at=strftime('%Y-%m-%dT%H:%M:%SZ','now'),"
+				" deleted_scan=?3 WHERE path=?2 AND deleted_at IS NULL AND id<>?1",
+				-1, SQLITE_PREPARE_PERSISTENT, &db->displace_st, NULL) != SQLITE_OK) ||
+	    (!db->relink_st &&
+	     sqlite3_prepare_v3(db->h,
+				"UPDATE files SET path=?2, deleted_at=NULL, deleted_scan=NULL"
+				" WHERE id=?1",
+				-1, SQLITE_PREPARE_PERSISTENT, &db->relink_st, NULL) != SQLITE_OK))
 		return DB_FAIL(db->h, err, "prepare relink");
+	sqlite3_reset(db->displace_st);
+	sqlite3_bind_int64(db->displace_st, 1, id);
+	sqlite3_bind_text(db->displace_st, 2, r->path, -1, SQLITE_STATIC);
+	sqlite3_bind_int64(db->displace_st, 3, db->scan_id);
+	if (sqlite3_step(db->displace_st) != SQLITE_DONE)
+		return DB_FAIL(db->h, err, "relink a moved file: mark the one it replaces");
 	sqlite3_reset(db->relink_st);
 	sqlite3_bind_int64(db->relink_st, 1, id);
 	sqlite3_bind_text(db->relink_st, 2, r->path, -1, SQLITE_STATIC);
@@ -141,6 +208,7 @@ int db_commit(struct db *db, struct sl_err *err)
 
 int db_put(struct db *db, const struct px_record *r, struct sl_err *err)
 {
+	char old[33];
 	int rc;
 
 	if (!db->put && sqlite3_prepare_v3(db->h, put_sql, -1, SQLITE_PREPARE_PERSISTENT, &db->put,
@@ -152,11 +220,19 @@ int db_put(struct db *db, const struct px_record *r, struct sl_err *err)
 		db->in_txn = 1;
 		db->batch_start = sys_now();
 	}
-	if ((rc = relink(db, r, err)) != SL_OK)
+	if (r->read && (r->ext_flags & (FT_REPLACED | FT_CHANGED | FT_CTIME)) &&
+	    (db->nrelink || (r->ext_flags & FT_CTIME))) {
+		if ((rc = old_hash(db, r->path, old, err)) != SL_OK)
+			return drop_batch(db, rc);
+	} else {
+		old[0] = 0;
+	}
+	recheck(db, r, old);
+	if ((rc = relink(db, r, old, err)) != SL_OK)
 		return drop_batch(db, rc);
 	sqlite3_reset(db->put);
 	sqlite3_clear_bindings(db->put);
-	if (bind_record(db->put, r, db->scan_id, r->devi < db->nfs ? db->fs_ids[r->devi] : 0))
+	if (bind_record(db, db->put, r, db->scan_id, r->devi < db->nfs ? db->fs_ids[r->devi] : 0))
 		return drop_batch(db, SL_FAIL(err, SL_E_NOMEM, 0,
 					      "database: store file record: out of memory"));
 	if (sqlite3_step(db->put) != SQLITE_DONE)

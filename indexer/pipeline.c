@@ -142,6 +142,7 @@ struct job {
 	uint32_t file;
 	char *path;
 	struct rd_info info;
+	int64_t opened_ns;
 	int streamed;
 	int next_seq;           /* streamed: chunk the next extractor may take */
 	struct x_hash *hash;    /* streamed */
@@ -300,6 +301,7 @@ static void fill_error(const struct ftab *ft, struct px_record *r, uint32_t file
 	r->ino = f->ino;
 	r->size = f->size;
 	r->mtime_ns = f->mtime_ns;
+	r->ctime_ns = f->ctime_ns;
 	fill_location(ft, r);
 	r->is_dir = (f->flags & FT_DIR) != 0;
 	r->err_code = code;
@@ -368,6 +370,7 @@ struct opened {
 	char *path;
 	struct rd_file *rf;
 	struct rd_info info;
+	int64_t opened_ns;      /* wall clock right after the open's stat */
 	int rc;
 	struct sl_err e;
 };
@@ -385,6 +388,7 @@ static void open_file(struct pipe *P, size_t pos, struct opened *o)
 		return;
 	}
 	o->rc = rd_open(o->path, &o->rf, &o->info, &o->e);
+	o->opened_ns = sys_wall_ns();
 }
 
 /* Read an opened file and queue its bytes: whole when small, else chunk
@@ -429,6 +433,7 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct
 	job->path = path;
 	path = NULL;
 	job->info = info;
+	job->opened_ns = o->opened_ns;
 	if (info.ino != f->ino || info.dev != P->ft->devs[f->dev].st_dev)
 		snprintf(job->early_warn, sizeof(job->early_warn), "replaced since the walk");
 	size = info.size;
@@ -478,7 +483,8 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct
 					 "shrank while being read (%llu of %llu bytes)",
 					 (unsigned long long)off, (unsigned long long)size);
 			} else if (rd_stat(rf, &after, &e) == SL_OK &&
-				   (after.mtime_ns != info.mtime_ns || after.size != size)) {
+				   (after.mtime_ns != info.mtime_ns || after.size != size ||
+				    after.ctime_ns != info.ctime_ns)) {
 				snprintf(tail->warn, sizeof(tail->warn), "modified while being read");
 			}
 			job->got = off;
@@ -619,6 +625,8 @@ static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
 	r->dev = job->info.dev;
 	r->ino = job->info.ino;
 	r->mtime_ns = job->info.mtime_ns;
+	r->ctime_ns = job->info.ctime_ns;
+	r->stat_wall_ns = job->opened_ns;
 	fill_location(P->ft, r);
 	r->is_dir = (f->flags & FT_DIR) != 0;
 	if (tail->err_code) {

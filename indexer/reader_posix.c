@@ -118,6 +118,7 @@ int rd_open(const char *path, struct rd_file **out, struct rd_info *info, struct
 	info->ino = (uint64_t)st.st_ino;
 	info->size = (uint64_t)st.st_size;
 	info->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	info->ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
 	*out = f;
 	return SL_OK;
 fail:
@@ -158,6 +159,7 @@ int rd_stat(struct rd_file *f, struct rd_info *info, struct sl_err *err)
 	info->ino = (uint64_t)st.st_ino;
 	info->size = (uint64_t)st.st_size;
 	info->mtime_ns = (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec;
+	info->ctime_ns = (int64_t)st.st_ctim.tv_sec * 1000000000 + st.st_ctim.tv_nsec;
 	return SL_OK;
 }
 

@@ -51,6 +51,7 @@ static int info_of(HANDLE h, struct rd_info *info, struct sl_err *err)
 	info->ino = st.ino;
 	info->size = st.size;
 	info->mtime_ns = st.mtime_ns;
+	info->ctime_ns = st.ctime_ns;
 	return SL_OK;
 }
 

@@ -34,6 +34,10 @@ struct dev_info {
 	char fs_id[64];       /* stable identity of the file system: "uuid:...",
 				 "serial:..." (FAT, exFAT, NTFS), "fsid:...",
 				 or "dev:MAJ:MIN" when nothing better is known */
+	char fs_alt[64];      /* "fsid:..." when fs_id is better, else "": what a
+				 scan without the right to read the superblock (not
+				 root, no /dev/disk/by-uuid) finds for the same file
+				 system, so that both know it as one (db_map_fs) */
 };
 
 /* Fill *out for the file system with device number st_dev; hint, when not

@@ -309,23 +309,40 @@ static int by_uuid(const char *dev, char *out, size_t cap)
 	return rc;
 }
 
-static void identify(uint64_t st_dev, const char *hint, struct dev_info *out)
+/* statfs's file system id of the file system holding path, as "fsid:..."
+ * into out; 0 when there is one. */
+static int fsid_of(const char *path, char *out, size_t cap)
 {
 	struct statfs sf;
-	char num[32];
+	int v[2];
+	if (!path || !path[0] || statfs(path, &sf) != 0)
+		return -1;
+	memcpy(v, &sf.f_fsid, sizeof(v));
+	if (!v[0] && !v[1])
+		return -1;
+	snprintf(out, cap, "fsid:%08x%08x", (unsigned)v[0], (unsigned)v[1]);
+	return 0;
+}
 
+/* The identity must depend neither on which file the hint names (it may
+ * have been deleted since it was stat'ed) nor on the privileges of the
+ * scan: the statfs id is asked of the hint, else of the mount point, and
+ * kept as the alternative of a better one. */
+static void identify(uint64_t st_dev, const char *hint, struct dev_info *out)
+{
+	char num[32], fsid[64] = "";
+
+	if (fsid_of(hint, fsid, sizeof(fsid)) != 0)
+		fsid_of(out->mount, fsid, sizeof(fsid));
 	if (strncmp(out->source, "/dev/", 5) == 0 &&
 	    (by_uuid(out->source, out->fs_id, sizeof(out->fs_id)) == 0 ||
-	     superblock_id(out->source, out->fs_id, sizeof(out->fs_id)) == 0))
+	     superblock_id(out->source, out->fs_id, sizeof(out->fs_id)) == 0)) {
+		copy(out->fs_alt, sizeof(out->fs_alt), fsid);
 		return;
-	if (hint && statfs(hint, &sf) == 0) {
-		int v[2];
-		memcpy(v, &sf.f_fsid, sizeof(v));
-		if (v[0] || v[1]) {
-			snprintf(out->fs_id, sizeof(out->fs_id), "fsid:%08x%08x", (unsigned)v[0],
-				 (unsigned)v[1]);
-			return;
-		}
+	}
+	if (fsid[0]) {
+		copy(out->fs_id, sizeof(out->fs_id), fsid);
+		return;
 	}
 	dev_number(st_dev, num, sizeof(num));
 	snprintf(out->fs_id, sizeof(out->fs_id), "dev:%s", num);

@@ -21,13 +21,14 @@ struct ext_result {
 	uint64_t ino;
 	uint64_t size;
 	int64_t mtime_ns;
+	int64_t ctime_ns;   /* 0: not known */
 	uint64_t phys;      /* valid when flags has FT_LOCATED */
 	uint32_t fragments; /* 0 when the extent map is unknown */
 	uint16_t flags;     /* FT_LOCATED, FT_INLINE, FT_UNKNOWN, FT_ENCODED, FT_EMPTY, FT_NOEXT */
 	int noext_errno;    /* with FT_NOEXT: the error the file system gave */
 };
 
-/* Identity, size and mtime of path, without opening it and without
+/* Identity, size, mtime and ctime of path, without opening it and without
  * following a final symlink.  Returns SL_OK; SL_E_IO when it vanished, is
  * unreadable or is no longer a regular file; SL_E_RESOURCE for resource
  * errors.  Fills the stat fields of *r and FT_STATED. */

@@ -94,6 +94,7 @@ static void fill_stat(const struct stat *st, struct ext_result *r)
 	r->ino = (uint64_t)st->st_ino;
 	r->size = (uint64_t)st->st_size;
 	r->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
+	r->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 	r->flags = FT_STATED;
 }
 

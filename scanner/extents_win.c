@@ -154,6 +154,7 @@ static int fill_stat(HANDLE h, struct ext_result *r, struct sl_err *err)
 	r->ino = st.ino;
 	r->size = st.size;
 	r->mtime_ns = st.mtime_ns;
+	r->ctime_ns = st.ctime_ns;
 	r->flags = FT_STATED;
 	return SL_OK;
 }

@@ -124,8 +124,15 @@ int ftab_dev(struct ftab *ft, uint64_t st_dev, uint16_t *idx, struct sl_err *err
 	ft->devs[ft->ndevs].st_dev = st_dev;
 	ft->devs[ft->ndevs].extents = -1;
 	ft->devs[ft->ndevs].extents_errno = 0;
+	ft->devs[ft->ndevs].dir = FT_NONE;
 	*idx = (uint16_t)ft->ndevs++;
 	return SL_OK;
+}
+
+void ftab_dev_dir(struct ftab *ft, uint16_t idx, uint32_t dir)
+{
+	if (idx < ft->ndevs && ft->devs[idx].dir == FT_NONE)
+		ft->devs[idx].dir = dir;
 }
 
 int ftab_fail(struct ftab *ft, uint32_t file, const char *msg, struct sl_err *err)

@@ -2,7 +2,7 @@
  *
  * A photo drive may hold a million files, so the table stores no full paths:
  * each directory is (parent, name) and each file (dir, name), with all names
- * in one arena.  One file costs sizeof(struct ft_file) (56 bytes) plus its
+ * in one arena.  One file costs sizeof(struct ft_file) (64 bytes) plus its
  * name; docs/benchmarks.md measures the whole plan at 1M entries.
  *
  * Files are appended in enumeration order, so a file's index is its position
@@ -33,7 +33,10 @@ enum {
 	FT_FAILED = 1u << 7,   /* err holds why it cannot be read */
 	FT_DIR = 1u << 8,      /* entry is a directory that could not be listed */
 	FT_SKIP = 1u << 9,     /* not to be read: unchanged, or only moved (diff) */
-	FT_NEW = 1u << 10      /* not in the index before this scan (diff) */
+	FT_NEW = 1u << 10,     /* not in the index before this scan (diff) */
+	FT_CTIME = 1u << 11,   /* read again only because its ctime moved (diff) */
+	FT_REPLACED = 1u << 12, /* another file than its path's record knew (diff) */
+	FT_CHANGED = 1u << 13  /* its path's record's file, with another size or mtime (diff) */
 };
 
 struct ft_dir {
@@ -45,6 +48,7 @@ struct ft_file {
 	uint64_t ino;
 	uint64_t size;
 	int64_t mtime_ns;
+	int64_t ctime_ns;   /* inode change time; 0 when the platform has none */
 	uint64_t phys;      /* first physical byte offset on its file system */
 	uint32_t dir;
 	uint32_t name;
@@ -59,6 +63,10 @@ struct ft_dev {
 	uint64_t st_dev;
 	int extents;       /* 1 FIEMAP works, 0 unsupported, -1 not tried yet */
 	int extents_errno; /* why not, when extents == 0 */
+	uint32_t dir;      /* the first directory walked on it (FT_NONE: none), so
+			      that a file system whose files are all gone is still
+			      known for what it is (its records are deleted, not
+			      "unavailable") */
 };
 
 struct ftab {
@@ -70,6 +78,8 @@ struct ftab {
 	size_t names_len, names_cap;
 	struct ft_dev *devs;
 	size_t ndevs, cap_devs;
+	/* wall clock when locate_stat began: every stat since is later */
+	int64_t stat_begin_ns;
 	/* directories already walked, as (dev, ino): loops and overlapping roots */
 	uint64_t *seen;
 	size_t seen_cap, seen_used;
@@ -98,6 +108,9 @@ int ftab_add_file(struct ftab *ft, uint32_t dir, const char *name, size_t len, u
 /* Index of the device with this st_dev, adding it on first sight.
  * Returns SL_OK, SL_E_NOMEM, or SL_E_UNSUPPORTED beyond 65535 devices. */
 int ftab_dev(struct ftab *ft, uint64_t st_dev, uint16_t *idx, struct sl_err *err);
+
+/* Remember dir as a directory on device idx, unless one is known. */
+void ftab_dev_dir(struct ftab *ft, uint16_t idx, uint32_t dir);
 
 /* Mark a file failed with a message (copied).  Returns SL_OK or SL_E_NOMEM. */
 int ftab_fail(struct ftab *ft, uint32_t file, const char *msg, struct sl_err *err);

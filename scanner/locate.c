@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/sys.h"
 #include "scanner/extents.h"
 
 struct key {
@@ -116,6 +117,7 @@ int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st
 
 	memset(st, 0, sizeof(*st));
 	*devs = NULL;
+	ft->stat_begin_ns = sys_wall_ns();
 	rc = inode_order(ft, FT_FAILED, &keys, &n, err);
 	for (i = 0; i < n && rc == SL_OK; i++) {
 		uint32_t k = keys[i].idx;
@@ -138,9 +140,20 @@ int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st
 		ft->files[k].ino = r.ino;
 		ft->files[k].size = r.size;
 		ft->files[k].mtime_ns = r.mtime_ns;
+		ft->files[k].ctime_ns = r.ctime_ns;
 		ft->files[k].flags |= FT_STATED;
 		st->files++;
 		st->bytes += r.size;
+	}
+	/* a device none of whose files was stat'ed (all gone, or none): a
+	 * directory on it stands in */
+	for (i = 0; rc == SL_OK && i < ft->ndevs; i++) {
+		if ((i < hints.cap && hints.path[i]) || ft->devs[i].dir == FT_NONE)
+			continue;
+		sb_reset(&path);
+		if (ftab_dir_path(ft, ft->devs[i].dir, &path) != 0 ||
+		    note_hint(&hints, i, path.p) != 0)
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
 	}
 	if (rc == SL_OK && ft->ndevs) {
 		info = calloc(ft->ndevs, sizeof(*info));
@@ -214,6 +227,7 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		f->ino = r.ino;
 		f->size = r.size;
 		f->mtime_ns = r.mtime_ns;
+		f->ctime_ns = r.ctime_ns;
 		f->phys = r.phys;
 		f->fragments = r.fragments;
 		f->flags = (uint16_t)((f->flags & ~(FT_LOCATED | FT_INLINE | FT_UNKNOWN | FT_ENCODED |

@@ -86,6 +86,7 @@ static int descend(struct walker *w, int parent_fd, const struct pending *p, uin
 			close(fd);
 			return rc;
 		}
+		ftab_dev_dir(w->ft, sub_idx, p->dir);
 	}
 	r = ftab_seen_dir(w->ft, (uint64_t)st.st_dev, (uint64_t)st.st_ino);
 	if (r != 0) {
@@ -281,6 +282,8 @@ int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 	rc = ftab_dev(ft, (uint64_t)sb.st_dev, &devidx, err);
 	if (rc == SL_OK)
 		rc = ftab_add_dir(ft, FT_NONE, abs.p, abs.len, &dir, err);
+	if (rc == SL_OK)
+		ftab_dev_dir(ft, devidx, dir);
 	if (rc == SL_OK) {
 		rc = walk_dir(&w, fd, dir, (uint64_t)sb.st_dev, devidx, 0, err);
 		fd = -1; /* walk_dir consumed it */

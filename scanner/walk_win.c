@@ -377,8 +377,10 @@ int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 	w.buf = malloc(LIST_BUF);
 	rc = w.buf ? ftab_add_dir(ft, FT_NONE, w.path.p, w.path.len, &dir, err)
 		   : SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
-	if (rc == SL_OK)
+	if (rc == SL_OK) {
+		ftab_dev_dir(ft, devidx, dir);
 		rc = walk_dir(&w, h, dir, dev, devidx, 0, err);
+	}
 	else
 		CloseHandle(h);
 out:

@@ -14,6 +14,7 @@
 static const char help[] =
 	"usage: seekless scan [--db PATH] [--order ORDER] [--jobs N] [--progress|--quiet]\n"
 	"                     [--background|--foreground] [--exclude GLOB]... [--full]\n"
+	"                     [--trust-mtime]\n"
 	"                     [--config FILE] [--scheduled] [more options] [ROOT...]\n"
 	"\n"
 	"Index every regular file below ROOTs (default: the configuration's roots):\n"
@@ -21,8 +22,11 @@ static const char help[] =
 	"content hash.  Files are read disk by disk in the order given by --order;\n"
 	"the summary says which order each disk got and why.  Files that cannot be\n"
 	"read are stored with their error.\n"
-	"Incremental: files the index already has with the same identity, size and\n"
-	"mtime are not read again; moved or renamed files keep their record; files\n"
+	"Incremental: files the index already has with the same identity, size,\n"
+	"mtime and ctime are not read again; moved or renamed files keep their\n"
+	"record (and are read again when their ctime moved, as a rename moves it\n"
+	"on Linux: only reading tells a rename from a rewrite that put the mtime\n"
+	"back); files\n"
 	"gone since are marked deleted (seekless purge removes them), unless their\n"
 	"whole file system is absent (a drive not plugged in).  Only one scan per\n"
 	"index runs at a time.  SIGINT/SIGTERM stop it after storing what was read\n"
@@ -54,6 +58,11 @@ static const char help[] =
 	"  --exclude GLOB  leave out files and directories matching GLOB\n"
 	"                  (repeatable; adds to the configuration's excludes)\n"
 	"  --full          read every file again, not only new and changed ones\n"
+	"                  (moves and deletions are applied as by any scan)\n"
+	"  --trust-mtime   a ctime that moved alone (chmod, chown, rename, a new\n"
+	"                  hard link) is no reason to read a file again; faster\n"
+	"                  after chmod -R, blind to a rewrite that kept size and\n"
+	"                  mtime (configuration: trust_mtime = yes)\n"
 	"  --seed N        seed for --order random\n"
 	"  --cross-fs      descend into file systems mounted below a root\n"
 	"  --keep-cache    leave the files this scan read in the page cache\n"
@@ -139,7 +148,8 @@ static void json_str(struct strbuf *o, const char *key, const char *v)
 static void print_json_summary(const struct prep *p, const struct plan *pl,
 			       const struct px_stats *st, const struct scan_ctx *s,
 			       const struct db_diff *d, const char *dbpath, int64_t scan_id,
-			       uint64_t marked, uint64_t relinked, int marked_skipped, double wall,
+			       uint64_t marked, uint64_t relinked, uint64_t ctime_changed,
+			       int marked_skipped, double wall,
 			       const char *status, const char *background, int full,
 			       const char *journal, const char *sandbox)
 {
@@ -162,9 +172,11 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 		p->ws.dir_errors, p->locate_s, p->ls.located);
 	sb_addf(&o, ",\"full\":%s,\"unchanged\":%" PRIu64 ",\"changed\":%" PRIu64
 		",\"new\":%" PRIu64 ",\"moved\":%" PRIu64 ",\"relinked\":%" PRIu64
+		",\"ctime_rechecked\":%" PRIu64 ",\"ctime_new_content\":%" PRIu64
 		",\"deleted\":%" PRIu64 ",\"deletions_skipped\":%s,\"unavailable\":%" PRIu64,
 		full ? "true" : "false", d->unchanged, d->changed, d->added, d->moved, relinked,
-		marked, marked_skipped ? "true" : "false", d->unavailable);
+		d->rechecked, ctime_changed, marked, marked_skipped ? "true" : "false",
+		d->unavailable);
 	sb_addf(&o, ",\"read_s\":%.3f,\"extract_s\":%.3f,\"store_s\":%.3f,\"jobs\":%d",
 		st->read_s, st->extract_s, st->store_s, st->jobs);
 	json_str(&o, "background", background);
@@ -200,8 +212,9 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 
 static void print_summary(const struct prep *p, const struct plan *pl, const struct px_stats *st,
 			  const struct scan_ctx *s, const struct db_diff *d, const char *dbpath,
-			  int64_t scan_id, uint64_t marked, uint64_t relinked, int marked_skipped,
-			  double wall, const char *status, const char *background, int full)
+			  int64_t scan_id, uint64_t marked, uint64_t relinked, uint64_t ctime_changed,
+			  int marked_skipped, double wall, const char *status,
+			  const char *background, int full)
 {
 	char bytes[32];
 	size_t g;
@@ -223,7 +236,8 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 	       "the %zu to read (%" PRIu64 " with a physical position)\n",
 	       p->locate_s, pl->n, p->ls.located);
 	if (full)
-		printf("  index    --full: every file read again");
+		printf("  index    --full: every file read again; %" PRIu64 " moved or renamed",
+		       d->moved);
 	else
 		printf("  index    %" PRIu64 " unchanged (not read), %" PRIu64 " changed, %" PRIu64
 		       " new, %" PRIu64 " moved or renamed",
@@ -231,6 +245,10 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 	if (relinked)
 		printf(", %" PRIu64 " moved across file systems", relinked);
 	putchar('\n');
+	if (d->rechecked && !full)
+		printf("           %" PRIu64 " read again because only their ctime moved: %" PRIu64
+		       " with new content (--trust-mtime skips these reads)\n",
+		       d->rechecked, ctime_changed);
 	printf("  read     %7.2f s  wall, all disks in parallel\n", st->read_s);
 	if (background) {
 		double y = 0;
@@ -318,6 +336,7 @@ int cmd_scan(int argc, char **argv)
 		{"phash", no_argument, NULL, 'H'},
 		{"no-phash", no_argument, NULL, 'N'},
 		{"full", no_argument, NULL, 'F'},
+		{"trust-mtime", no_argument, NULL, 'T'},
 		{"background", no_argument, NULL, 'b'},
 		{"foreground", no_argument, NULL, 'f'},
 		{"scheduled", no_argument, NULL, 'S'},
@@ -346,7 +365,7 @@ int cmd_scan(int argc, char **argv)
 	char sandbox_how[400] = "";
 	uint64_t seed = 0, mem = 0, marked = 0;
 	int order = -1, cross_fs = -1, have_seed = 0, marked_skipped = 0, full = 0, phash = -1;
-	int background = -1, scheduled = 0, json = 0, c, rc, i;
+	int background = -1, scheduled = 0, json = 0, trust_mtime = -1, c, rc, i;
 	double t0 = sys_now();
 	const char *status;
 
@@ -394,6 +413,7 @@ int cmd_scan(int argc, char **argv)
 		case 'H': phash = 1; break;
 		case 'N': phash = 0; break;
 		case 'F': full = 1; break;
+		case 'T': trust_mtime = 1; break;
 		case 'b': background = 1; break;
 		case 'f': background = 0; break;
 		case 'S': scheduled = 1; break;
@@ -443,6 +463,8 @@ int cmd_scan(int argc, char **argv)
 	if (!po.mem_budget && cfg.mem)
 		po.mem_budget = (size_t)cfg.mem;
 	po.phash = phash >= 0 ? phash : cfg.phash != 0;
+	if (trust_mtime < 0)
+		trust_mtime = cfg.trust_mtime > 0;
 	/* the configuration's `background` is about the service's runs; an
 	 * interactive scan is in the foreground unless asked */
 	if (background < 0)
@@ -512,8 +534,10 @@ int cmd_scan(int argc, char **argv)
 		rc = locate_stat(&p.ft, &p.devs, &p.ls, &cancel, &e);
 		if (rc == SL_OK)
 			rc = db_map_fs(db, p.devs, p.ft.ndevs, &e);
-		if (rc == SL_OK && !full)
-			rc = db_diff(db, &p.ft, p.roots, p.nroots, &diff, &e);
+		if (rc == SL_OK)
+			rc = db_diff(db, &p.ft, p.roots, p.nroots,
+				     (full ? DB_DIFF_FULL : 0) | (trust_mtime ? DB_DIFF_TRUST_MTIME : 0),
+				     &diff, &e);
 		if (rc == SL_OK && (jn.listed || files_from))
 			diff.nmissing = 0; /* the journal shows no deletion; a list
 					    * says nothing of what it leaves out */
@@ -526,7 +550,7 @@ int cmd_scan(int argc, char **argv)
 	if (rc == SL_OK)
 		rc = db_apply_moves(db, &p.ft, &diff, &e);
 	if (rc == SL_OK)
-		rc = db_relink_candidates(db, &diff, &e);
+		rc = db_relink_candidates(db, &diff, p.roots, p.nroots, &e);
 	if (rc == SL_OK) {
 		po.cancel = &cancel;
 		po.on_slow = on_slow;
@@ -544,10 +568,12 @@ int cmd_scan(int argc, char **argv)
 	if (rc == SL_OK) {
 		/* only a complete scan knows what is gone; an unreadable
 		 * directory's files are unknown, not gone */
-		if (p.ws.dir_errors)
+		if (p.ws.dir_errors) {
 			marked_skipped = 1;
-		else
+			rc = db_deleted_count(db, &marked, &e);
+		} else {
 			rc = db_mark_deleted(db, &diff, &marked, &e);
+		}
 	}
 	if (rc == SL_OK)
 		sj_store(&jn, db);
@@ -565,6 +591,10 @@ int cmd_scan(int argc, char **argv)
 	end.changed = diff.changed;
 	end.added = diff.added;
 	end.moved = diff.moved;
+	end.rechecked = diff.rechecked;
+	/* deletions stand only when every directory was listed (db.h,
+	 * DB_PROVISIONAL_SQL) */
+	end.complete = rc == SL_OK && !marked_skipped && !files_from && !jn.listed;
 	end.deleted = marked;
 	end.unavailable = diff.unavailable;
 	end.background = background;
@@ -589,11 +619,12 @@ int cmd_scan(int argc, char **argv)
 	}
 	if (json && rc != SL_E_USAGE)
 		print_json_summary(&p, &pl, &st, &sc, &diff, dbpath.p, db->scan_id, marked,
-				   db->relinked, marked_skipped, end.wall_s, status,
+				   db->relinked, db->ctime_changed, marked_skipped, end.wall_s, status,
 				   background ? bg_how : NULL, full, jn.report.p, sandbox_how);
 	else if (!sc.quiet && rc != SL_E_USAGE)
 		print_summary(&p, &pl, &st, &sc, &diff, dbpath.p, db->scan_id, marked, db->relinked,
-			      marked_skipped, end.wall_s, status, background ? bg_how : NULL, full);
+			      db->ctime_changed, marked_skipped, end.wall_s, status,
+			      background ? bg_how : NULL, full);
 	if (!json && !sc.quiet && jn.report.len)
 		fputs(jn.report.p, stdout);
 	if (!json && !sc.quiet && sandbox_how[0])

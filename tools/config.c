@@ -19,6 +19,7 @@ void cfg_init(struct cfg *c)
 	c->order = -1;
 	c->phash = -1;
 	c->cross_fs = -1;
+	c->trust_mtime = -1;
 }
 
 static void free_list(char **v, size_t n)
@@ -146,13 +147,15 @@ static int set_key(struct cfg *c, const char *key, const char *val, const char *
 		if (!c->schedule)
 			return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
 	} else if (strcmp(key, "background") == 0 || strcmp(key, "phash") == 0 ||
-		   strcmp(key, "cross_fs") == 0) {
+		   strcmp(key, "cross_fs") == 0 || strcmp(key, "trust_mtime") == 0) {
 		if ((b = yes_no(val)) < 0)
 			return BAD("%s: %s wants yes or no, not '%s'", where, key, val);
 		if (key[0] == 'b')
 			c->background = b;
 		else if (key[0] == 'p')
 			c->phash = b;
+		else if (key[0] == 't')
+			c->trust_mtime = b;
 		else
 			c->cross_fs = b;
 	} else if (strcmp(key, "order") == 0) {

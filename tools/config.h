@@ -37,6 +37,7 @@ struct cfg {
 	int jobs;           /* 0 unset */
 	int phash;          /* -1 unset */
 	int cross_fs;       /* -1 unset */
+	int trust_mtime;    /* -1 unset: a ctime that moved alone is no reason to read */
 	uint64_t mem;       /* 0 unset */
 	struct strbuf read; /* the files read, "a, b" ("" when none) */
 };

@@ -1,8 +1,9 @@
-/* Error classes, string buffers, JSON escaping. */
+/* Error classes, string buffers, JSON escaping, FILETIME conversion. */
 #include <errno.h>
 
 #include "common/err.h"
 #include "common/strbuf.h"
+#include "common/win.h" /* win_filetime_ns is inline arithmetic: tested everywhere */
 #include "tests/unit/test.h"
 
 static void test_err(void)
@@ -72,8 +73,26 @@ static void test_grow(void)
 	free(v);
 }
 
+/* FILETIME 0 is common (FAT, the change journal) and times outside
+ * 1677..2262 are legal on NTFS: neither may overflow. */
+static void test_filetime(void)
+{
+	const uint64_t epoch = 116444736000000000ull;
+	CHECK(win_filetime_ns(0) == 0);
+	CHECK(win_filetime_ns(epoch) == 0);
+	CHECK(win_filetime_ns(epoch + 1) == 100);
+	CHECK(win_filetime_ns(epoch - 1) == -100);
+	/* 2024-01-01T00:00:00Z */
+	CHECK(win_filetime_ns(epoch + 17040672000000000ull) == 1704067200000000000ll);
+	CHECK(win_filetime_ns(1) < -9000000000000000000ll);     /* 1601: clamped */
+	CHECK(win_filetime_ns(UINT64_MAX) > 9000000000000000000ll); /* 58000 AD: clamped */
+	CHECK(win_filetime_ns(INT64_MAX) > 9000000000000000000ll);
+	CHECK(win_filetime_ns(2) <= win_filetime_ns(epoch / 2));
+}
+
 int main(void)
 {
+	RUN(test_filetime);
 	RUN(test_err);
 	RUN(test_strbuf);
 	RUN(test_json);

@@ -37,7 +37,8 @@ static void test_values(void)
 			     "jobs = 3\n"
 			     "phash = off\n"
 			     "mem = 128M\n"
-			     "cross_fs = yes\n");
+			     "cross_fs = yes\n"
+			     "trust_mtime = yes\n");
 
 	setenv("HOME", "/home/tester", 1);
 	cfg_init(&c);
@@ -55,6 +56,7 @@ static void test_values(void)
 	CHECK_INT(c.phash, 0);
 	CHECK_INT(c.mem, 128u << 20);
 	CHECK_INT(c.cross_fs, 1);
+	CHECK_INT(c.trust_mtime, 1);
 	CHECK_STR(c.read.p, f);
 	cfg_free(&c);
 }

@@ -176,6 +176,7 @@ static void store(struct db *db, const char *path, uint64_t ino, uint64_t size, 
 	r.dev = 2049;
 	r.size = size;
 	r.mtime_ns = mtime;
+	r.stat_wall_ns = 1700000000000000000ll; /* read long after its last change */
 	r.devi = 0;
 	snprintf(r.hash, sizeof(r.hash), "%s", hash);
 	if (error) {
@@ -183,6 +184,24 @@ static void store(struct db *db, const char *path, uint64_t ino, uint64_t size, 
 		strcpy(r.error, "read at offset 0: Input/output error");
 	}
 	CHECK_INT(db_put(db, &r, &e), SL_OK);
+}
+
+static int64_t count_sql(struct db *db, const char *table, const char *where)
+{
+	char sql[512];
+	sqlite3_stmt *st;
+	int64_t n = -1;
+	snprintf(sql, sizeof(sql), "SELECT count(*) FROM %s WHERE %s", table, where);
+	sqlite3_prepare_v2(db->h, sql, -1, &st, NULL);
+	if (sqlite3_step(st) == SQLITE_ROW)
+		n = sqlite3_column_int64(st, 0);
+	sqlite3_finalize(st);
+	return n;
+}
+
+static int64_t count_where_fs(struct db *db, const char *where)
+{
+	return count_sql(db, "filesystems", where);
 }
 
 static int64_t count_where(struct db *db, const char *where)
@@ -249,7 +268,7 @@ static void test_diff(void)
 	far = walk_file(&ft, root, "new.jpg", 40, 50, 50);
 	CHECK_INT(db_scan_begin(db, "scan", "auto", (const char *const *)roots, 1, 1, &e), SL_OK);
 	CHECK_INT(db_map_fs(db, &dev, 1, &e), SL_OK);
-	CHECK_INT(db_diff(db, &ft, roots, 1, &d, &e), SL_OK);
+	CHECK_INT(db_diff(db, &ft, roots, 1, 0, &d, &e), SL_OK);
 
 	CHECK(ft.files[same].flags & FT_SKIP);
 	CHECK(!(ft.files[changed].flags & (FT_SKIP | FT_NEW)));
@@ -257,12 +276,13 @@ static void test_diff(void)
 	CHECK(ft.files[link].flags & FT_NEW);          /* a second path, read */
 	CHECK(ft.files[fresh].flags & FT_NEW);
 	CHECK(!(ft.files[failed].flags & FT_SKIP));   /* an earlier error: retried */
-	CHECK(!(ft.files[swap_a].flags & FT_SKIP));   /* same path, other inode: changed */
-	CHECK(!(ft.files[swap_b].flags & FT_SKIP));
+	/* swapped names: each record follows its file, nothing is read */
+	CHECK(ft.files[swap_a].flags & FT_SKIP);
+	CHECK(ft.files[swap_b].flags & FT_SKIP);
 	CHECK(ft.files[far].flags & FT_NEW);
 	CHECK_INT(d.unchanged, 2); /* same.jpg, linked.jpg */
-	CHECK_INT(d.changed, 4);   /* changed, failed, a, b */
-	CHECK_INT(d.moved, 1);
+	CHECK_INT(d.changed, 2);   /* changed, failed */
+	CHECK_INT(d.moved, 3);     /* old-name, a, b */
 	CHECK_INT(d.added, 3);     /* hardlink, fresh, new */
 	CHECK_INT(d.nmissing, 2);  /* gone.jpg, elsewhere.jpg; not /q/outside.jpg */
 
@@ -270,7 +290,9 @@ static void test_diff(void)
 	CHECK_INT(db_apply_moves(db, &ft, &d, &e), SL_OK);
 	CHECK_INT(count_where(db, "path='/p/new-name.jpg' AND first_scan=1"), 1);
 	CHECK_INT(count_where(db, "path='/p/old-name.jpg'"), 0);
-	CHECK_INT(db_relink_candidates(db, &d, &e), SL_OK);
+	CHECK_INT(count_where(db, "path='/p/a.jpg' AND ino=18 AND size=900"), 1);
+	CHECK_INT(count_where(db, "path='/p/b.jpg' AND ino=17 AND size=800"), 1);
+	CHECK_INT(db_relink_candidates(db, &d, roots, 1, &e), SL_OK);
 	{
 		struct px_record r;
 		record(&r, "/p/fresh.jpg", 1);
@@ -300,11 +322,206 @@ static void test_diff(void)
 		for (i = 0; i < ft.nfiles; i++)
 			ft.files[i].flags &= (uint16_t)~(FT_SKIP | FT_NEW);
 	}
-	CHECK_INT(db_diff(db, &ft, roots, 1, &d, &e), SL_OK);
+	CHECK_INT(db_diff(db, &ft, roots, 1, 0, &d, &e), SL_OK);
 	CHECK(ft.files[same].flags & FT_SKIP);
 	CHECK(d.nmoves >= 1);
 	CHECK_INT(db_apply_moves(db, &ft, &d, &e), SL_OK);
 	CHECK_INT(count_where(db, "path='/p/same.jpg' AND dev=4242"), 1);
+	db_diff_free(&d);
+	ftab_free(&ft);
+	db_close(db);
+}
+
+/* One scan of the synthetic walk in ft against db: diff, moves, the
+ * records of the files read (as the pipeline would store them), deletions. */
+static void rescan(struct db *db, struct ftab *ft, struct dev_info *dev, char **roots, int flags,
+		   struct db_diff *d, uint64_t *deleted)
+{
+	struct sl_err e;
+	size_t i;
+	CHECK_INT(db_scan_begin(db, "scan", "auto", (const char *const *)roots, 1, 1, &e), SL_OK);
+	CHECK_INT(db_map_fs(db, dev, 1, &e), SL_OK);
+	for (i = 0; i < ft->nfiles; i++)
+		ft->files[i].flags &= (uint16_t)~(FT_SKIP | FT_NEW | FT_CTIME | FT_REPLACED);
+	ft->stat_begin_ns = 1700000000000000000ll; /* long after these ctimes */
+	CHECK_INT(db_diff(db, ft, roots, 1, flags, d, &e), SL_OK);
+	CHECK_INT(db_apply_moves(db, ft, d, &e), SL_OK);
+	CHECK_INT(db_relink_candidates(db, d, roots, 1, &e), SL_OK);
+	for (i = 0; i < ft->nfiles; i++) {
+		struct strbuf path = STRBUF_INIT;
+		struct px_record r;
+		const struct ft_file *f = &ft->files[i];
+		if (f->flags & FT_SKIP)
+			continue;
+		ftab_path(ft, (uint32_t)i, &path);
+		record(&r, path.p, 1);
+		r.ino = f->ino;
+		r.dev = dev->st_dev;
+		r.size = f->size;
+		r.mtime_ns = f->mtime_ns;
+		r.ctime_ns = f->ctime_ns;
+		r.stat_wall_ns = 1700000000000000000ll; /* long after these ctimes */
+		r.ext_flags = f->flags;
+		r.devi = 0;
+		snprintf(r.hash, sizeof(r.hash), "%032llx", (unsigned long long)f->ino);
+		CHECK_INT(db_put(db, &r, &e), SL_OK);
+		sb_free(&path);
+	}
+	CHECK_INT(db_commit(db, &e), SL_OK);
+	CHECK_INT(db_mark_deleted(db, d, deleted, &e), SL_OK);
+}
+
+/* A rename onto a path whose record was marked deleted, a rename over a
+ * live file, a ctime that moved alone, --full and --trust-mtime. */
+static void test_diff_paths(void)
+{
+	char path[4096];
+	struct db *db = NULL;
+	struct sl_err e;
+	struct ftab ft;
+	struct dev_info dev;
+	struct db_diff d;
+	char *roots[] = {(char *)"/t"};
+	uint32_t root, a, b, c;
+	uint16_t dv;
+	uint64_t deleted = 0;
+
+	snprintf(path, sizeof(path), "%s/paths.db", dir);
+	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
+	memset(&dev, 0, sizeof(dev));
+	dev.st_dev = 2050;
+	strcpy(dev.fs_id, "uuid:paths-fs");
+	strcpy(dev.fstype, "ext4");
+
+	/* scan 1: A.jpg and B.jpg */
+	ftab_init(&ft);
+	ftab_dev(&ft, 2050, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/t", 2, &root, NULL);
+	a = walk_file(&ft, root, "A.jpg", 1, 10, 100);
+	b = walk_file(&ft, root, "B.jpg", 2, 20, 200);
+	ft.files[a].ctime_ns = 1000;
+	ft.files[b].ctime_ns = 2000;
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	CHECK_INT(d.added, 2);
+	db_diff_free(&d);
+	ftab_free(&ft);
+
+	/* scan 2: rm B.jpg */
+	ftab_init(&ft);
+	ftab_dev(&ft, 2050, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/t", 2, &root, NULL);
+	a = walk_file(&ft, root, "A.jpg", 1, 10, 100);
+	ft.files[a].ctime_ns = 1000;
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	CHECK_INT(deleted, 1);
+	db_diff_free(&d);
+	ftab_free(&ft);
+
+	/* scan 3: mv A.jpg B.jpg, onto the deleted record's path (the rename
+	 * moves the ctime): the record follows, read again; the deleted one
+	 * stays as history */
+	ftab_init(&ft);
+	ftab_dev(&ft, 2050, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/t", 2, &root, NULL);
+	b = walk_file(&ft, root, "B.jpg", 1, 10, 100);
+	ft.files[b].ctime_ns = 3000;
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	CHECK_INT(d.moved, 1);
+	CHECK_INT(d.rechecked, 1);
+	CHECK(ft.files[b].flags & FT_CTIME);
+	CHECK_INT(db->ctime_same, 1);
+	CHECK_INT(deleted, 0); /* A.jpg's record went with its file */
+	CHECK_INT(count_where(db, "path='/t/B.jpg' AND deleted_at IS NULL AND ino=1 AND first_scan=1"
+				  " AND ctime_ns=3000"), 1);
+	CHECK_INT(count_where(db, "path='/t/B.jpg' AND deleted_at IS NOT NULL AND ino=2"), 1);
+	CHECK_INT(count_where(db, "path='/t/A.jpg'"), 0);
+	db_diff_free(&d);
+
+	/* scan 4: nothing changed: nothing read */
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	CHECK(ft.files[b].flags & FT_SKIP);
+	CHECK_INT(d.unchanged, 1);
+	db_diff_free(&d);
+	ftab_free(&ft);
+
+	/* scan 5: C.jpg appears; scan 6: mv C.jpg B.jpg over the live B.jpg:
+	 * C's record takes the path, B's is marked deleted by this scan */
+	ftab_init(&ft);
+	ftab_dev(&ft, 2050, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/t", 2, &root, NULL);
+	b = walk_file(&ft, root, "B.jpg", 1, 10, 100);
+	c = walk_file(&ft, root, "C.jpg", 3, 30, 300);
+	ft.files[b].ctime_ns = 3000;
+	ft.files[c].ctime_ns = 5000;
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	CHECK_INT(d.added, 1);
+	db_diff_free(&d);
+	ftab_free(&ft);
+	ftab_init(&ft);
+	ftab_dev(&ft, 2050, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/t", 2, &root, NULL);
+	b = walk_file(&ft, root, "B.jpg", 3, 30, 300);
+	ft.files[b].ctime_ns = 5000; /* a file system whose rename keeps ctime */
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	CHECK_INT(d.moved, 1);
+	CHECK(ft.files[b].flags & FT_SKIP);
+	CHECK_INT(deleted, 1);
+	CHECK_INT(count_where(db, "path='/t/B.jpg' AND deleted_at IS NULL AND ino=3 AND first_scan=5"),
+		  1);
+	CHECK_INT(count_where(db, "path='/t/B.jpg' AND deleted_at IS NOT NULL AND ino=1"
+				  " AND deleted_scan IS NOT NULL"), 1);
+	CHECK_INT(count_where(db, "deleted_at IS NULL"), 1);
+	db_diff_free(&d);
+
+	/* a same-size rewrite with its mtime put back: only ctime says so */
+	ft.files[b].ctime_ns = 6000;
+	rescan(db, &ft, &dev, roots, DB_DIFF_TRUST_MTIME, &d, &deleted);
+	CHECK(ft.files[b].flags & FT_SKIP); /* --trust-mtime: not read */
+	db_diff_free(&d);
+	ft.files[b].ctime_ns = 7000;
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	CHECK(ft.files[b].flags & FT_CTIME);
+	CHECK_INT(d.rechecked, 1);
+	db_diff_free(&d);
+	/* a record with no ctime (schema before 7): not a reason to read; the
+	 * ctime is recorded without reading */
+	CHECK_INT(sqlite3_exec(db->h, "UPDATE files SET ctime_ns=NULL", NULL, NULL, NULL), SQLITE_OK);
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	CHECK(ft.files[b].flags & FT_SKIP);
+	CHECK_INT(count_where(db, "path='/t/B.jpg' AND deleted_at IS NULL AND ctime_ns=7000"), 1);
+	db_diff_free(&d);
+	/* a file read within a timestamp tick of its last change: the next
+	 * scan reads it again, whatever its times say (and --trust-mtime too) */
+	{
+		struct px_record r;
+		record(&r, "/t/B.jpg", 1);
+		r.ino = 3;
+		r.dev = 2050;
+		r.size = 30;
+		r.mtime_ns = 300;
+		r.ctime_ns = 7000;
+		r.stat_wall_ns = 7000 + 5000000; /* 5 ms later */
+		r.devi = 0;
+		CHECK_INT(db_put(db, &r, &e), SL_OK);
+		CHECK_INT(db_commit(db, &e), SL_OK);
+		CHECK_INT(count_where(db, "path='/t/B.jpg' AND deleted_at IS NULL AND ctime_ns=-1"), 1);
+	}
+	rescan(db, &ft, &dev, roots, DB_DIFF_TRUST_MTIME, &d, &deleted);
+	CHECK(ft.files[b].flags & FT_CTIME);
+	CHECK_INT(count_where(db, "path='/t/B.jpg' AND deleted_at IS NULL AND ctime_ns=7000"), 1);
+	db_diff_free(&d);
+	/* --full reads it all the same, and still applies deletions */
+	rescan(db, &ft, &dev, roots, DB_DIFF_FULL, &d, &deleted);
+	CHECK(!(ft.files[b].flags & FT_SKIP));
+	CHECK_INT(d.unchanged, 1);
+	db_diff_free(&d);
+	ftab_free(&ft);
+	ftab_init(&ft);
+	ftab_dev(&ft, 2050, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/t", 2, &root, NULL);
+	rescan(db, &ft, &dev, roots, DB_DIFF_FULL, &d, &deleted);
+	CHECK_INT(deleted, 1);
+	CHECK_INT(count_where(db, "deleted_at IS NULL"), 0);
 	db_diff_free(&d);
 	ftab_free(&ft);
 	db_close(db);
@@ -526,6 +743,191 @@ static void test_scan_rows(void)
 	db_close(db);
 }
 
+/* Deletions of a scan that could not see everything stay findable; a
+ * record with an error is still its file's when the file moves. */
+static void test_diff_provisional(void)
+{
+	char path[4096];
+	struct db *db = NULL;
+	struct sl_err e;
+	struct ftab ft;
+	struct dev_info dev;
+	struct db_diff d;
+	struct db_scan_end end;
+	char *roots[] = {(char *)"/v"};
+	uint32_t root, a, b;
+	uint16_t dv;
+	uint64_t deleted = 0;
+
+	snprintf(path, sizeof(path), "%s/prov.db", dir);
+	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
+	memset(&dev, 0, sizeof(dev));
+	memset(&end, 0, sizeof(end));
+	dev.st_dev = 2052;
+	strcpy(dev.fs_id, "uuid:prov-fs");
+	strcpy(dev.fstype, "ext4");
+	end.status = "ok";
+
+	/* scan 1 (complete): X at /v/x.jpg (ino 1), Y at /v/y.jpg (ino 2) */
+	ftab_init(&ft);
+	ftab_dev(&ft, 2052, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/v", 2, &root, NULL);
+	walk_file(&ft, root, "x.jpg", 1, 10, 100);
+	walk_file(&ft, root, "y.jpg", 2, 20, 200);
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	end.complete = 1;
+	CHECK_INT(db_scan_end(db, &end, &e), SL_OK);
+	db_diff_free(&d);
+	ftab_free(&ft);
+
+	/* scan 2 (incomplete): Y renamed over x.jpg, X moved where the scan
+	 * cannot look: X's record is displaced, provisionally */
+	ftab_init(&ft);
+	ftab_dev(&ft, 2052, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/v", 2, &root, NULL);
+	walk_file(&ft, root, "x.jpg", 2, 20, 200);
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	end.complete = 0;
+	CHECK_INT(db_scan_end(db, &end, &e), SL_OK);
+	CHECK_INT(count_where(db, "path='/v/x.jpg' AND deleted_at IS NOT NULL AND ino=1"), 1);
+	db_diff_free(&d);
+	ftab_free(&ft);
+
+	/* scan 3: X found again in a folder that can be listed now: its
+	 * record comes back, by identity */
+	ftab_init(&ft);
+	ftab_dev(&ft, 2052, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/v", 2, &root, NULL);
+	walk_file(&ft, root, "x.jpg", 2, 20, 200);
+	a = walk_file(&ft, root, "sub-x.jpg", 1, 10, 100);
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	CHECK(ft.files[a].flags & FT_SKIP);
+	CHECK_INT(d.moved, 1);
+	CHECK_INT(count_where(db, "path='/v/sub-x.jpg' AND deleted_at IS NULL AND ino=1"
+				  " AND first_scan=1 AND deleted_scan IS NULL"), 1);
+	end.complete = 1;
+	CHECK_INT(db_scan_end(db, &end, &e), SL_OK);
+	db_diff_free(&d);
+
+	/* scan 4: the file renamed while a scan read it got "No such file" on
+	 * its record; found under its new name, it keeps the record and is
+	 * read again */
+	CHECK_INT(sqlite3_exec(db->h, "UPDATE files SET error='open: No such file or directory'"
+				      " WHERE path='/v/sub-x.jpg'", NULL, NULL, NULL), SQLITE_OK);
+	ftab_free(&ft);
+	ftab_init(&ft);
+	ftab_dev(&ft, 2052, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/v", 2, &root, NULL);
+	walk_file(&ft, root, "x.jpg", 2, 20, 200);
+	b = walk_file(&ft, root, "renamed-x.jpg", 1, 10, 100);
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	CHECK(!(ft.files[b].flags & FT_SKIP));
+	CHECK(ft.files[b].flags & FT_CHANGED);
+	CHECK_INT(d.moved, 1);
+	CHECK_INT(count_where(db, "path='/v/renamed-x.jpg' AND deleted_at IS NULL AND first_scan=1"
+				  " AND error IS NULL"), 1);
+	end.complete = 1;
+	CHECK_INT(db_scan_end(db, &end, &e), SL_OK);
+	db_diff_free(&d);
+	ftab_free(&ft);
+
+	/* scan 5 (incomplete) deletes Y's record provisionally; scan 6 finds
+	 * its content under a new identity (another file system's copy):
+	 * relinked by content.  Scan 7, complete, confirms what stays gone. */
+	ftab_init(&ft);
+	ftab_dev(&ft, 2052, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/v", 2, &root, NULL);
+	walk_file(&ft, root, "renamed-x.jpg", 1, 10, 100);
+	walk_file(&ft, root, "z.jpg", 5, 50, 500);
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	end.complete = 0;
+	CHECK_INT(db_scan_end(db, &end, &e), SL_OK);
+	CHECK_INT(count_where(db, "path='/v/x.jpg' AND deleted_at IS NOT NULL AND ino=2"
+				  " AND deleted_scan=5"), 1);
+	db_diff_free(&d);
+	ftab_free(&ft);
+	ftab_init(&ft);
+	ftab_dev(&ft, 2052, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/v", 2, &root, NULL);
+	walk_file(&ft, root, "renamed-x.jpg", 1, 10, 100);
+	walk_file(&ft, root, "copy-of-y.jpg", 2000, 20, 999); /* hash from ino 2000 */
+	CHECK_INT(sqlite3_exec(db->h, "UPDATE files SET content_hash="
+				      "'000000000000000000000000000007d0' WHERE ino=2", NULL, NULL, NULL),
+		  SQLITE_OK);
+	/* and z.jpg, as if scan 5 had found it gone: a provisional deletion
+	 * no file claims, which this complete scan confirms */
+	CHECK_INT(sqlite3_exec(db->h, "UPDATE files SET deleted_at='2026-01-01T00:00:00Z',"
+				      " deleted_scan=5 WHERE path='/v/z.jpg'", NULL, NULL, NULL),
+		  SQLITE_OK);
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	CHECK_INT(d.nconfirm, 2); /* z, and y (relinked while stored: left alone) */
+	CHECK_INT(deleted, 0); /* scan 5 reported it */
+	CHECK_INT(count_where(db, "path='/v/z.jpg' AND deleted_scan=6"), 1);
+	CHECK_INT(db->relinked, 1);
+	CHECK_INT(count_where(db, "path='/v/copy-of-y.jpg' AND deleted_at IS NULL AND first_scan=1"),
+		  1);
+	end.complete = 1;
+	CHECK_INT(db_scan_end(db, &end, &e), SL_OK);
+	db_diff_free(&d);
+	ftab_free(&ft);
+	CHECK_INT(count_sql(db, "files", DB_PROVISIONAL_SQL), 0);
+	db_close(db);
+}
+
+/* One file system under two names: the statfs id an unprivileged scan
+ * finds, and the UUID a root scan reads from the superblock.  Both scans,
+ * in either order, must file its records under one row. */
+static int64_t map_one(struct db *db, const char *id, const char *alt)
+{
+	struct dev_info dev;
+	struct sl_err e;
+	memset(&dev, 0, sizeof(dev));
+	dev.st_dev = 2051;
+	strcpy(dev.fstype, "ext4");
+	strcpy(dev.mount, "/m");
+	snprintf(dev.fs_id, sizeof(dev.fs_id), "%s", id);
+	snprintf(dev.fs_alt, sizeof(dev.fs_alt), "%s", alt);
+	CHECK_INT(db_map_fs(db, &dev, 1, &e), SL_OK);
+	return db->fs_ids[0];
+}
+
+static void test_fs_names(void)
+{
+	char path[4096];
+	struct db *db = NULL;
+	struct sl_err e;
+	int64_t a, b;
+
+	snprintf(path, sizeof(path), "%s/fsnames.db", dir);
+	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
+	/* unprivileged first, then root */
+	a = map_one(db, "fsid:00000001", "");
+	b = map_one(db, "uuid:u1", "fsid:00000001");
+	CHECK(a > 0 && a == b);
+	CHECK_INT(map_one(db, "fsid:00000001", ""), a);
+	CHECK_INT(count_where_fs(db, "ident='uuid:u1' AND alt='fsid:00000001'"), 1);
+	/* root first, then unprivileged */
+	a = map_one(db, "uuid:u2", "fsid:00000002");
+	CHECK_INT(map_one(db, "fsid:00000002", ""), a);
+	CHECK_INT(map_one(db, "uuid:u2", "fsid:00000002"), a);
+	/* two rows made before the names were tied: merged, records kept */
+	CHECK_INT(sqlite3_exec(db->h, "INSERT INTO filesystems(ident) VALUES('fsid:00000003');"
+				      "INSERT INTO filesystems(ident) VALUES('uuid:u3')",
+			       NULL, NULL, NULL), SQLITE_OK);
+	CHECK_INT(sqlite3_exec(db->h, "INSERT INTO files(path, first_scan, last_scan, indexed_at, fs_id)"
+				      " SELECT '/m/x', 1, 1, 'now', id FROM filesystems"
+				      " WHERE ident='fsid:00000003'", NULL, NULL, NULL), SQLITE_OK);
+	a = map_one(db, "uuid:u3", "fsid:00000003");
+	CHECK_INT(count_where_fs(db, "ident='fsid:00000003'"), 0);
+	CHECK_INT(count_where(db, "path='/m/x' AND fs_id=(SELECT id FROM filesystems"
+				  " WHERE ident='uuid:u3')"), 1);
+	/* another file system whose statfs id happens to be another's
+	 * alternative name is a different one when its UUID differs */
+	b = map_one(db, "uuid:u4", "fsid:00000002");
+	CHECK(b != map_one(db, "uuid:u2", "fsid:00000002"));
+	db_close(db);
+}
+
 static void test_upgrade_from_v1(void)
 {
 	char path[4096];
@@ -595,6 +997,9 @@ int main(void)
 	RUN(test_create_and_export);
 	RUN(test_upsert);
 	RUN(test_diff);
+	RUN(test_diff_paths);
+	RUN(test_diff_provisional);
+	RUN(test_fs_names);
 	RUN(test_lock);
 	RUN(test_scan_rows);
 	RUN(test_journals);

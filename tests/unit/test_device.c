@@ -46,6 +46,30 @@ static void test_tmpfs(void)
 	CHECK(strstr(d.how, "not backed by a block device") != NULL);
 }
 
+/* The identity must not hang on the hint: the file it names may be gone
+ * by the time the device is probed (deleted between stat and probe).
+ * Without a file, the mount point still answers statfs. */
+static void test_vanished_hint(void)
+{
+	struct stat st;
+	struct dev_info a, b;
+	struct sl_err e;
+
+	CHECK(stat("/dev/shm", &st) == 0);
+	CHECK_INT(dev_probe((uint64_t)st.st_dev, "/dev/shm", &a, &e), SL_OK);
+	CHECK_INT(dev_probe((uint64_t)st.st_dev, "/dev/shm/seekless-no-such-file", &b, &e), SL_OK);
+	CHECK_STR(b.fs_id, a.fs_id);
+	CHECK(strncmp(b.fs_id, "dev:", 4) != 0);
+	/* the root file system: a block device, so a better name (by UUID, as
+	 * root) keeps the statfs one beside it */
+	CHECK(stat("/", &st) == 0);
+	CHECK_INT(dev_probe((uint64_t)st.st_dev, "/no/such/file", &a, &e), SL_OK);
+	if (strncmp(a.fs_id, "uuid:", 5) == 0)
+		CHECK(strncmp(a.fs_alt, "fsid:", 5) == 0);
+	else
+		CHECK(strncmp(a.fs_id, "fsid:", 5) == 0);
+}
+
 static void test_unknown(void)
 {
 	struct dev_info d;
@@ -60,6 +84,7 @@ int main(void)
 {
 	RUN(test_root_fs);
 	RUN(test_tmpfs);
+	RUN(test_vanished_hint);
 	RUN(test_unknown);
 	return t_done();
 }
