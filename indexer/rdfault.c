@@ -8,7 +8,7 @@
 static struct {
 	atomic_int kind;
 	atomic_int skip;
-} faults[2];
+} faults[RD_NOPS];
 
 void rd_inject(enum rd_op op, enum rd_fault fault, int skip)
 {

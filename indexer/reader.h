@@ -59,9 +59,12 @@ void rd_close(struct rd_file *f, int keep_cache);
 
 /* Fault injection for tests: the (skip+1)-th next call of op fails as
  * described, once.  RD_FAULT_NONE clears.  Not for production use. */
-enum rd_op { RD_OP_OPEN, RD_OP_READ };
+enum rd_op { RD_OP_OPEN, RD_OP_READ, RD_OP_CACHESTAT, RD_NOPS };
+/* RD_FAULT_ENOSYS, for RD_OP_CACHESTAT: the kernel has no cachestat(2)
+ * (before Linux 6.5, as Debian 12's own kernel), so the page cache is asked
+ * the older way */
 enum rd_fault { RD_FAULT_NONE, RD_FAULT_EIO, RD_FAULT_EINTR, RD_FAULT_SHORT, RD_FAULT_EMFILE,
-		RD_FAULT_EACCES, RD_FAULT_ENOMEM };
+		RD_FAULT_EACCES, RD_FAULT_ENOMEM, RD_FAULT_ENOSYS };
 void rd_inject(enum rd_op op, enum rd_fault fault, int skip);
 /* For reader_*.c: the fault to simulate now for op, or RD_FAULT_NONE. */
 int rd_take_fault(enum rd_op op);

@@ -47,4 +47,9 @@ void yd_init(struct yd *y, const char *disk);
  * or as soon as stop(ctx) says so. */
 void yd_wait(struct yd *y, int (*stop)(void *ctx), void *ctx);
 
+/* Where the two counters come from: dev_io_bytes and sys_io_bytes, unless
+ * a test gives its own (a disk whose traffic it scripts; NULL restores the
+ * real ones).  Not for production use. */
+void yd_counters(int (*disk)(const char *disk, uint64_t *bytes), int (*self)(uint64_t *bytes));
+
 #endif

@@ -8,8 +8,9 @@ import os
 import re
 import stat
 import subprocess
+import time
 
-from lib import EXPORT_KEYS, check, done, mkcorpus, regular_files, run, tempdir
+from lib import BIN, EXPORT_KEYS, check, done, mkcorpus, regular_files, run, tempdir
 
 # --- usage errors: 2 -------------------------------------------------------
 for args in ([], ["bogus"], ["scan"], ["scan", "--order", "sideways", "/"],
@@ -52,6 +53,26 @@ with tempdir("cli") as work:
     dflt = os.path.join(home, ".local/share/seekless/index.db")
     check(os.path.exists(dflt), "default database under ~/.local/share")
     check(stat.S_IMODE(os.stat(dflt).st_mode) == 0o600, "database mode 0600")
+    check(stat.S_IMODE(os.stat(dflt + ".lock").st_mode) == 0o600, "lock file mode 0600")
+    # while a scan runs, its -wal and -shm too, whatever the umask: stop it
+    # once they are there
+    moded = os.path.join(work, "modes.db")
+    p = subprocess.Popen(["sh", "-c", 'umask 000; exec "$0" "$@"', BIN, "scan", "--db", moded,
+                          "--quiet", "--full", "--mem", "1M", root],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    seen = {}
+    deadline = time.monotonic() + 20
+    while p.poll() is None and time.monotonic() < deadline and len(seen) < 3:
+        for suffix in ("-wal", "-shm", ".lock"):
+            try:
+                seen[suffix] = stat.S_IMODE(os.stat(moded + suffix).st_mode)
+            except OSError:
+                pass
+    p.wait()
+    check(seen.get(".lock") == 0o600 and seen.get("-wal") == 0o600 and seen.get("-shm") == 0o600,
+          "index, -wal, -shm and .lock 0600 under umask 000: %s" %
+          {k: oct(v) for k, v in seen.items()})
+    check(stat.S_IMODE(os.stat(moded).st_mode) == 0o600, "and the index itself")
     xdg = os.path.join(work, "xdg")
     env["XDG_DATA_HOME"] = xdg
     run("scan", "--quiet", root, env=env)
@@ -106,6 +127,12 @@ with tempdir("cli") as work:
     rc, out, err = run("plan", "--order", "random", "--seed", "5", "--json", root, check_rc=0)
     p2 = json.loads(out)
     check(p1["files"] == p2["files"] and p1["seed"] == 5, "random order reproducible by seed")
+    rc, out, err = run("plan", "--order", "random", "--seed", "6", "--json", root, check_rc=0)
+    p3 = json.loads(out)
+    check(len(p1["files"]) >= 10 and [f["path"] for f in p3["files"]] !=
+          [f["path"] for f in p1["files"]], "another seed, another order")
+    check(sorted(f["path"] for f in p3["files"]) == sorted(f["path"] for f in p1["files"]),
+          "of the same files")
     rc, out, err = run("plan", "--order", "path", "--json", root, check_rc=0)
     paths = [f["path"] for f in json.loads(out)["files"]]
     check(paths == sorted(paths, key=lambda s: s.encode()), "path order is bytewise")

@@ -54,6 +54,7 @@ ap.add_argument("--seed", type=int, default=None)
 ap.add_argument("--seconds", type=float, default=50.0)
 ap.add_argument("--mutations", type=int, default=0, help="stop after this many (0: by time)")
 ap.add_argument("--quiet", action="store_true")
+ap.add_argument("--progress", type=int, default=0, help="a line every N mutations")
 args = ap.parse_args()
 seed = args.seed if args.seed is not None else random.SystemRandom().randrange(1 << 32)
 rng = random.Random(seed)
@@ -742,6 +743,7 @@ def main():
         subprocess.run(["mount", "--bind", os.path.join(fb.mnt, "b"), other], check=True)
         m = Model(root, other)
         est = 0.05
+        next_note = args.progress
         try:
             for _ in range(30):
                 op_create(m)
@@ -752,6 +754,11 @@ def main():
                     break
                 if not args.mutations and elapsed > args.seconds:
                     break
+                if args.progress and m.stats["mutations"] >= next_note:
+                    next_note += args.progress
+                    print("  %.0f s: %d mutations, %d scans, %d full checks" %
+                          (elapsed, m.stats["mutations"], m.stats["scans"],
+                           m.stats["full checks"]), flush=True)
                 # every locked directory opens again after one scan saw it
                 relock = bool(m.locked_dirs)
                 for _ in range(rng.randint(1, 4)):

@@ -1,7 +1,11 @@
 /* The read seam: whole reads, resumed short reads and EINTR, injected
- * EIO/EMFILE/EACCES, and files that are not what they were. */
+ * EIO/EMFILE/EACCES, files that are not what they were, and page-cache
+ * etiquette (a file read into the cache by the scan leaves it again; one
+ * that was there stays), with cachestat and without. */
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <unistd.h>
 #include "indexer/reader.h"
 #include "tests/unit/test.h"
@@ -132,6 +136,98 @@ static void test_changed(void)
 	rd_close(f, 0); /* and dropping its cache is harmless */
 }
 
+/* Pages of path in the page cache, as mincore over a mapping sees them
+ * (the test's own look, not the reader's). */
+static long resident(const char *p)
+{
+	struct stat st;
+	long page = sysconf(_SC_PAGESIZE), n = 0;
+	size_t i, np;
+	unsigned char *vec;
+	void *m;
+	int fd = open(p, O_RDONLY);
+	if (fd < 0 || fstat(fd, &st) != 0)
+		return -1;
+	np = ((size_t)st.st_size + (size_t)page - 1) / (size_t)page;
+	m = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_SHARED, fd, 0);
+	vec = malloc(np);
+	if (m != MAP_FAILED && mincore(m, (size_t)st.st_size, vec) == 0)
+		for (i = 0; i < np; i++)
+			n += vec[i] & 1;
+	if (m != MAP_FAILED)
+		munmap(m, (size_t)st.st_size);
+	free(vec);
+	close(fd);
+	return n;
+}
+
+static void evict(const char *p)
+{
+	int fd = open(p, O_RDONLY);
+	fdatasync(fd);
+	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
+	close(fd);
+}
+
+static void warm(const char *p)
+{
+	char buf[65536];
+	int fd = open(p, O_RDONLY);
+	while (read(fd, buf, sizeof(buf)) > 0)
+		;
+	close(fd);
+}
+
+/* Read p the way the pipeline does; keep: --keep-cache. */
+static void scan_one(const char *p, int keep)
+{
+	struct rd_file *f = NULL;
+	struct rd_info info;
+	struct sl_err e;
+	unsigned char *buf = malloc(N);
+	size_t got;
+	CHECK_INT(rd_open(p, &f, &info, &e), SL_OK);
+	CHECK_INT(rd_read(f, buf, N, 0, &got, &e), SL_OK);
+	rd_close(f, keep);
+	free(buf);
+}
+
+static void test_cache_etiquette(void)
+{
+	struct statfs sf;
+	long pages = (N + sysconf(_SC_PAGESIZE) - 1) / sysconf(_SC_PAGESIZE);
+	int pass;
+
+	if (statfs(dir, &sf) == 0 && sf.f_type == 0x01021994) {
+		fprintf(stderr, "  skip: %s is tmpfs, where the cache is the storage\n", dir);
+		return;
+	}
+	evict(path);
+	if (resident(path) > pages / 10) {
+		fprintf(stderr, "  skip: the page cache here ignores POSIX_FADV_DONTNEED\n");
+		return;
+	}
+	/* pass 0 with cachestat (when the kernel has it), pass 1 as on a
+	 * kernel without it (mincore) */
+	for (pass = 0; pass < 2; pass++) {
+		evict(path);
+		if (pass)
+			rd_inject(RD_OP_CACHESTAT, RD_FAULT_ENOSYS, 0);
+		scan_one(path, 0);
+		CHECK(resident(path) <= pages / 10); /* brought in by us: dropped */
+		warm(path);
+		CHECK_INT(resident(path), pages);
+		if (pass)
+			rd_inject(RD_OP_CACHESTAT, RD_FAULT_ENOSYS, 0);
+		scan_one(path, 0);
+		CHECK_INT(resident(path), pages); /* was there: left alone */
+		evict(path);
+		scan_one(path, 1);
+		CHECK_INT(resident(path), pages); /* --keep-cache */
+	}
+	rd_inject(RD_OP_CACHESTAT, RD_FAULT_NONE, 0);
+}
+
 int main(void)
 {
 	dir = t_tmpdir("reader");
@@ -143,6 +239,7 @@ int main(void)
 	RUN(test_faults);
 	RUN(test_not_regular);
 	RUN(test_changed);
+	RUN(test_cache_etiquette);
 	free(data);
 	t_rmtree(dir);
 	free(dir);
