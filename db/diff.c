@@ -140,20 +140,16 @@ static void root_range(const char *root, struct strbuf *lo, struct strbuf *hi, s
 	}
 }
 
-static int load(struct db *db, char *const *roots, size_t nroots, struct db_diff *d,
-		struct sl_err *err)
+/* Append the rows of one of load()'s queries to d->recs. */
+static int load_query(struct db *db, const char *sql, char *const *roots, size_t nroots,
+		      struct db_diff *d, size_t *cap, struct sl_err *err)
 {
 	struct strbuf lo = STRBUF_INIT, hi = STRBUF_INIT;
 	sqlite3_stmt *st = NULL;
-	size_t cap = 0, r;
+	size_t r;
 	int rc = SL_OK;
 
-	if (sqlite3_prepare_v2(db->h,
-			       "SELECT id, path, fs_id, dev, ino, size, mtime_ns, error IS NOT NULL,"
-			       " coalesce(ctime_ns, 0), deleted_at IS NOT NULL"
-			       " FROM files WHERE (path = ?1 OR (path >= ?2 AND path < ?3))"
-			       " AND (deleted_at IS NULL OR (" DB_PROVISIONAL_SQL " AND deleted_scan <> ?4))",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare diff");
 	for (r = 0; r < nroots && rc == SL_OK; r++) {
 		size_t n;
@@ -166,7 +162,7 @@ static int load(struct db *db, char *const *roots, size_t nroots, struct db_diff
 		sqlite3_bind_int64(st, 4, db->scan_id);
 		while ((step = sqlite3_step(st)) == SQLITE_ROW) {
 			struct rec *rec;
-			if (sl_grow(&d->recs, &cap, d->nrecs + 1, sizeof(struct rec)) != 0) {
+			if (sl_grow(&d->recs, cap, d->nrecs + 1, sizeof(struct rec)) != 0) {
 				rc = SL_FAIL(err, SL_E_NOMEM, 0, "diff: out of memory");
 				break;
 			}
@@ -191,6 +187,29 @@ static int load(struct db *db, char *const *roots, size_t nroots, struct db_diff
 	sb_free(&lo);
 	sb_free(&hi);
 	return rc;
+}
+
+/* The live records under the roots, and the provisional deletions there;
+ * two queries, each on its index (files_path; files_deleted_scan).  The
+ * root's range is written as one range with a filter: SQLite would not use
+ * a partial index for "path = root OR path in (root/, root0)" and scanned
+ * the whole table instead. */
+static int load(struct db *db, char *const *roots, size_t nroots, struct db_diff *d,
+		struct sl_err *err)
+{
+	static const char live[] =
+		"SELECT id, path, fs_id, dev, ino, size, mtime_ns, error IS NOT NULL,"
+		" coalesce(ctime_ns, 0), 0 FROM files"
+		" WHERE deleted_at IS NULL AND path >= ?1 AND path < ?3"
+		" AND (path = ?1 OR path >= ?2) AND ?4 = ?4";
+	static const char provisional[] =
+		"SELECT id, path, fs_id, dev, ino, size, mtime_ns, error IS NOT NULL,"
+		" coalesce(ctime_ns, 0), 1 FROM files"
+		" WHERE " DB_PROVISIONAL_SQL " AND deleted_scan <> ?4"
+		" AND path >= ?1 AND path < ?3 AND (path = ?1 OR path >= ?2)";
+	size_t cap = 0;
+	int rc = load_query(db, live, roots, nroots, d, &cap, err);
+	return rc == SL_OK ? load_query(db, provisional, roots, nroots, d, &cap, err) : rc;
 }
 
 static int add_move(struct db_diff *d, uint32_t file, int64_t id, int moved)
@@ -547,7 +566,7 @@ int db_relink_candidates(struct db *db, const struct db_diff *d, char *const *ro
 	    sqlite3_prepare_v2(db->h,
 			       "SELECT size, content_hash, id FROM files WHERE deleted_at IS NOT NULL"
 			       " AND content_hash IS NOT NULL AND size > 0"
-			       " AND (path = ?1 OR (path >= ?2 AND path < ?3))"
+			       " AND path >= ?1 AND path < ?3 AND (path = ?1 OR path >= ?2)"
 			       " AND " DB_PROVISIONAL_SQL " AND deleted_scan <> ?4",
 			       -1, &tomb, NULL) != SQLITE_OK)
 		rc = DB_FAIL(db->h, err, "prepare relink");

@@ -12,5 +12,10 @@ done
 [ ${#missing[@]} -eq 0 ] && exit 0
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
-$sudo apt-get update -qq
-DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends "${missing[@]}"
+# apt's own messages stay visible; a failure says which packages it was for
+$sudo apt-get update -qq || { echo "deps.sh: apt-get update failed" >&2; exit 1; }
+if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq --no-install-recommends \
+     "${missing[@]}"; then
+  echo "deps.sh: apt-get install failed for: ${missing[*]}" >&2
+  exit 1
+fi
