@@ -96,7 +96,17 @@ with tempdir("svc", base="/dev/shm") as work:
     for sig, full in ((signal.SIGTERM, []), (signal.SIGINT, ["--full"])):
         p = subprocess.Popen([BIN, "scan", "--jobs", "1", "--db", bdb] + full + [big],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(0.4)
+        # once something is stored (a fixed delay was too short under ASan
+        # on a busy machine), and well before the end
+        deadline = time.time() + 60
+        while p.poll() is None and time.time() < deadline:
+            time.sleep(0.02)
+            try:
+                if db_rows(bdb, "SELECT count(*) FROM files"
+                                " WHERE last_scan = (SELECT max(id) FROM scans)")[0][0]:
+                    break
+            except Exception:
+                pass  # not created yet
         p.send_signal(sig)
         out, err = p.communicate()
         check(p.returncode == 4, "%s: exit 4, got %d: %s" % (sig.name, p.returncode, err[-300:]))
