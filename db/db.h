@@ -117,6 +117,7 @@ struct ftab;
 struct db_diff {
 	uint64_t unchanged, changed, added, moved;
 	uint64_t rechecked;      /* read again only because their ctime moved (FT_CTIME) */
+	uint64_t rehash;         /* unchanged, read for a perceptual hash (FT_REHASH) */
 	uint64_t unavailable;    /* missing, on a file system this scan did not see */
 	struct {
 		uint32_t file;   /* ftab index */
@@ -150,7 +151,9 @@ struct db_diff {
 enum {
 	DB_DIFF_FULL = 1,        /* read every file (FT_SKIP on none); moves and
 				    deletions as usual */
-	DB_DIFF_TRUST_MTIME = 2  /* a ctime that moved alone is no reason to read */
+	DB_DIFF_TRUST_MTIME = 2, /* a ctime that moved alone is no reason to read */
+	DB_DIFF_PHASH = 4        /* perceptual hashes are made: read pictures that
+				    never had one tried (FT_REHASH) */
 };
 
 /* Compare the walked and stat'ed files of ft (locate_stat) with the
@@ -253,10 +256,19 @@ int db_stats(struct db *db, FILE *out, int json, int nscans, struct sl_err *err)
 int db_dupes(struct db *db, FILE *out, int near_bits, int json, uint64_t *ngroups,
 	     struct sl_err *err);
 
+/* A hash from a picture embedded in the file (an EXIF thumbnail, a RAW's
+ * preview) may see it framed a little otherwise than the image itself
+ * (the camera's own resize and crop): against a hash of an image it may
+ * be this many bits further off (docs/extraction.md has the measurement). */
+#define DB_EMBEDDED_EXTRA_BITS 3
+
 /* The grouping behind db_dupes's near groups, on n hashes (bits 0..16):
- * group[i] becomes the smallest index in i's group.  Returns 0 or -1 (no
- * memory, bad bits). */
-int db_near_groups(const uint64_t *h, size_t n, int bits, uint32_t *group);
+ * two are near when within bits of each other in any of their eight
+ * orientations (ph_distance), or bits + extra when exactly one of them is
+ * embedded[] (may be NULL: none is).  group[i] becomes the smallest index
+ * in i's group.  Returns 0 or -1 (no memory, bad bits). */
+int db_near_groups(const uint64_t *h, const unsigned char *embedded, size_t n, int bits, int extra,
+		   uint32_t *group);
 
 /* The last n scans, newest first, one line each (when, how started, how it
  * ended, what it found, how long it took), for `service status`. */

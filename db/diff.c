@@ -46,6 +46,7 @@ struct rec {
 	int64_t ctime_ns; /* 0: not known (recorded before schema 7, or no such time) */
 	int has_error;
 	int tomb;         /* marked deleted by a scan that could not see everything */
+	int needs_hash;   /* a picture without a perceptual hash, never tried */
 	int taken;
 };
 
@@ -179,6 +180,7 @@ static int load_query(struct db *db, const char *sql, char *const *roots, size_t
 			rec->has_error = sqlite3_column_int(st, 7);
 			rec->ctime_ns = sqlite3_column_int64(st, 8);
 			rec->tomb = sqlite3_column_int(st, 9);
+			rec->needs_hash = sqlite3_column_int(st, 10);
 		}
 		if (rc == SL_OK && step != SQLITE_DONE)
 			rc = DB_FAIL(db->h, err, "read the index for the diff");
@@ -188,6 +190,11 @@ static int load_query(struct db *db, const char *sql, char *const *roots, size_t
 	sb_free(&hi);
 	return rc;
 }
+
+/* A record of a picture whose perceptual hash was never tried (made by a
+ * --no-phash scan, or before schema 7 changed the hash). */
+#define NEEDS_HASH_SQL                                                                   \
+	"(phash_src IS NULL AND error IS NULL AND format IN " X_PHASH_FORMATS_SQL ")"
 
 /* The live records under the roots, and the provisional deletions there;
  * two queries, each on its index (files_path; files_deleted_scan).  The
@@ -199,12 +206,12 @@ static int load(struct db *db, char *const *roots, size_t nroots, struct db_diff
 {
 	static const char live[] =
 		"SELECT id, path, fs_id, dev, ino, size, mtime_ns, error IS NOT NULL,"
-		" coalesce(ctime_ns, 0), 0 FROM files"
+		" coalesce(ctime_ns, 0), 0, " NEEDS_HASH_SQL " FROM files"
 		" WHERE deleted_at IS NULL AND path >= ?1 AND path < ?3"
 		" AND (path = ?1 OR path >= ?2) AND ?4 = ?4";
 	static const char provisional[] =
 		"SELECT id, path, fs_id, dev, ino, size, mtime_ns, error IS NOT NULL,"
-		" coalesce(ctime_ns, 0), 1 FROM files"
+		" coalesce(ctime_ns, 0), 1, " NEEDS_HASH_SQL " FROM files"
 		" WHERE " DB_PROVISIONAL_SQL " AND deleted_scan <> ?4"
 		" AND path >= ?1 AND path < ?3 AND (path = ?1 OR path >= ?2)";
 	size_t cap = 0;
@@ -320,6 +327,11 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 			continue;
 		}
 		d->unchanged++;
+		if ((flags & DB_DIFF_PHASH) && r->needs_hash) {
+			f->flags |= FT_REHASH;
+			d->rehash++;
+			continue;
+		}
 		if (!(flags & DB_DIFF_FULL))
 			f->flags |= FT_SKIP;
 		/* an identity or ctime recorded before, or a device number that
@@ -351,6 +363,9 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 		} else if (ctime_moved(&recs[k], f, flags)) {
 			f->flags |= FT_CTIME;
 			d->rechecked++;
+		} else if ((flags & DB_DIFF_PHASH) && recs[k].needs_hash) {
+			f->flags |= FT_REHASH;
+			d->rehash++;
 		} else if (!(flags & DB_DIFF_FULL)) {
 			f->flags |= FT_SKIP;
 		}

@@ -6,13 +6,16 @@
  * chunks; two hashes within `bits` of each other differ in at most `bits`
  * chunks, so they agree exactly on at least one (pigeonhole).  Sorting the
  * hashes by each chunk puts candidates next to each other; only those are
- * compared.  A million images at the default 4 bits compare a few hundred
+ * compared.  The same picture turned or mirrored has one of seven other
+ * hashes (phash.h, ph_variant): each looks up its chunk among the sorted
+ * ones too, so a copy that lost its orientation tag joins its original.  A million images at the default 4 bits compare a few hundred
  * candidates each, instead of a million (docs/benchmarks.md).  Matches are
  * joined with union-find, so a group is closed under "near". */
 #include <stdlib.h>
 #include <string.h>
 
 #include "db/db.h"
+#include "indexer/phash.h"
 
 struct keyed {
 	uint32_t key;
@@ -36,6 +39,27 @@ static uint32_t find(uint32_t *up, uint32_t i)
 	return i;
 }
 
+static void join(uint32_t *up, uint32_t x, uint32_t y)
+{
+	uint32_t rx = find(up, x), ry = find(up, y);
+	if (rx != ry)
+		up[rx > ry ? rx : ry] = rx < ry ? rx : ry;
+}
+
+/* The first of the n sorted entries whose key is not below key. */
+static size_t lower_bound(const struct keyed *k, size_t n, uint32_t key)
+{
+	size_t lo = 0, hi = n;
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (k[mid].key < key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
 static int popcount64(uint64_t x)
 {
 #if defined(__GNUC__)
@@ -49,22 +73,41 @@ static int popcount64(uint64_t x)
 }
 
 static const uint64_t *sort_base;
+static const unsigned char *sort_emb;
 
+/* by hash, then embedded or not, so that each kind of each value has one
+ * representative */
 static int cmp_by_hash(const void *a, const void *b)
 {
-	uint64_t x = sort_base[*(const uint32_t *)a], y = sort_base[*(const uint32_t *)b];
-	return x < y ? -1 : x > y;
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	uint64_t x = sort_base[i], y = sort_base[j];
+	if (x != y)
+		return x < y ? -1 : 1;
+	return sort_emb ? (sort_emb[i] > sort_emb[j]) - (sort_emb[i] < sort_emb[j]) : 0;
 }
 
-int db_near_groups(const uint64_t *h, size_t n, int bits, uint32_t *group)
+/* Whether x and y (hash indexes) are near: d within bits, or bits + extra
+ * across an embedded picture and an image. */
+static int close_enough(const unsigned char *embedded, uint32_t x, uint32_t y, int d, int bits,
+			int extra)
 {
-	int m = bits + 1, c;
+	if (d <= bits)
+		return 1;
+	return embedded && embedded[x] != embedded[y] && d <= bits + extra;
+}
+
+int db_near_groups(const uint64_t *h, const unsigned char *embedded, size_t n, int bits, int extra,
+		   uint32_t *group)
+{
+	int m, c, most;
 	struct keyed *k;
 	uint32_t *order, *rep;
 	size_t i, j, nrep = 0;
 
-	if (bits < 0 || bits > 16 || n > UINT32_MAX)
+	if (bits < 0 || bits > 16 || extra < 0 || extra > 16 || n > UINT32_MAX)
 		return -1;
+	most = bits + (embedded ? extra : 0); /* chunks enough for the widest test */
+	m = most + 1;
 	for (i = 0; i < n; i++)
 		group[i] = (uint32_t)i;
 	k = malloc((n ? n : 1) * sizeof(*k));
@@ -81,9 +124,11 @@ int db_near_groups(const uint64_t *h, size_t n, int bits, uint32_t *group)
 	for (i = 0; i < n; i++)
 		order[i] = (uint32_t)i;
 	sort_base = h;
+	sort_emb = embedded;
 	qsort(order, n, sizeof(*order), cmp_by_hash);
 	for (i = 0; i < n; i++) {
-		if (nrep && h[order[i]] == h[rep[nrep - 1]]) {
+		if (nrep && h[order[i]] == h[rep[nrep - 1]] &&
+		    (!embedded || embedded[order[i]] == embedded[rep[nrep - 1]])) {
 			uint32_t a = find(group, order[i]), b = find(group, rep[nrep - 1]);
 			if (a != b)
 				group[a > b ? a : b] = a < b ? a : b;
@@ -93,7 +138,7 @@ int db_near_groups(const uint64_t *h, size_t n, int bits, uint32_t *group)
 	}
 	for (c = 0; c < m; c++) {
 		/* chunk c: bits [lo, hi) of the 64 */
-		int lo = c * 64 / m, hi = (c + 1) * 64 / m;
+		int lo = c * 64 / m, hi = (c + 1) * 64 / m, v;
 		uint64_t mask = hi - lo == 64 ? ~0ull : ((1ull << (hi - lo)) - 1);
 		for (i = 0; i < nrep; i++) {
 			k[i].key = (uint32_t)((h[rep[i]] >> lo) & mask);
@@ -105,16 +150,25 @@ int db_near_groups(const uint64_t *h, size_t n, int bits, uint32_t *group)
 			for (j = i + 1; j < nrep && k[j].key == k[i].key; j++)
 				;
 			for (a = i; a < j; a++)
-				for (b = a + 1; b < j; b++) {
-					uint32_t x = k[a].idx, y = k[b].idx, rx, ry;
-					if (popcount64(h[x] ^ h[y]) > bits)
-						continue;
-					rx = find(group, x);
-					ry = find(group, y);
-					if (rx != ry)
-						group[rx > ry ? rx : ry] = rx < ry ? rx : ry;
-				}
+				for (b = a + 1; b < j; b++)
+					if (close_enough(embedded, k[a].idx, k[b].idx,
+							 popcount64(h[k[a].idx] ^ h[k[b].idx]), bits,
+							 extra))
+						join(group, k[a].idx, k[b].idx);
 		}
+		/* the same picture in another orientation (phash.h): each of the
+		 * other seven variants of each hash looks up its chunk */
+		for (i = 0; i < nrep; i++)
+			for (v = 1; v < 8; v++) {
+				uint64_t hv = ph_variant(h[rep[i]], v);
+				uint32_t key = (uint32_t)((hv >> lo) & mask);
+				size_t a = lower_bound(k, nrep, key);
+				for (; a < nrep && k[a].key == key; a++)
+					if (k[a].idx != rep[i] &&
+					    close_enough(embedded, rep[i], k[a].idx,
+							 popcount64(hv ^ h[k[a].idx]), bits, extra))
+						join(group, rep[i], k[a].idx);
+			}
 	}
 	for (i = 0; i < n; i++)
 		group[i] = find(group, (uint32_t)i);
@@ -235,22 +289,25 @@ static int near(struct db *db, sqlite3_stmt *path_of, int bits, int json, FILE *
 	int64_t *ids = NULL, *run = NULL;
 	uint32_t *group = NULL;
 	struct member *mem = NULL;
-	size_t n = 0, cap = 0, capi = 0, i, j;
+	unsigned char *emb = NULL;
+	size_t n = 0, cap = 0, capi = 0, cape = 0, i, j;
 	char detail[96];
 	int r, rc = SL_OK;
 
 	if (sqlite3_prepare_v2(db->h,
-			       "SELECT id, phash FROM files WHERE deleted_at IS NULL"
-			       " AND phash IS NOT NULL",
+			       "SELECT id, phash, coalesce(phash_src IN ('exif-thumbnail', 'preview'), 0)"
+			       " FROM files WHERE deleted_at IS NULL AND phash IS NOT NULL",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare dupes");
 	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 		if (sl_grow(&h, &cap, n + 1, sizeof(*h)) != 0 ||
-		    sl_grow(&ids, &capi, n + 1, sizeof(*ids)) != 0) {
+		    sl_grow(&ids, &capi, n + 1, sizeof(*ids)) != 0 ||
+		    sl_grow(&emb, &cape, n + 1, sizeof(*emb)) != 0) {
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "dupes: out of memory");
 			break;
 		}
 		ids[n] = sqlite3_column_int64(st, 0);
+		emb[n] = (unsigned char)sqlite3_column_int(st, 2);
 		h[n++] = (uint64_t)sqlite3_column_int64(st, 1);
 	}
 	if (rc == SL_OK && r != SQLITE_DONE)
@@ -260,7 +317,8 @@ static int near(struct db *db, sqlite3_stmt *path_of, int bits, int json, FILE *
 		group = malloc(n * sizeof(*group));
 		mem = malloc(n * sizeof(*mem));
 		run = malloc(n * sizeof(*run));
-		if (!group || !mem || !run || db_near_groups(h, n, bits, group) != 0)
+		if (!group || !mem || !run ||
+		    db_near_groups(h, emb, n, bits, DB_EMBEDDED_EXTRA_BITS, group) != 0)
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "dupes: out of memory");
 	}
 	if (rc == SL_OK && n) {
@@ -281,6 +339,7 @@ static int near(struct db *db, sqlite3_stmt *path_of, int bits, int json, FILE *
 		}
 	}
 	free(h);
+	free(emb);
 	free(ids);
 	free(group);
 	free(mem);

@@ -48,6 +48,7 @@ static const struct col cols[] = {
 /* With DB_EXTENDED, after the contract's keys. */
 static const struct col extra[] = {
 	{"phash", "CASE WHEN phash IS NULL THEN NULL ELSE printf('%016llx', phash) END"},
+	{"phash_src", "phash_src"},
 	{"warnings", "warnings"},
 	{"placement", "placement"},
 };

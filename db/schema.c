@@ -93,8 +93,12 @@ static const char *const migrations[] = {
 	 * deleted no longer holds its path against a file moved or renamed
 	 * onto it (which wedged every later scan); the inode change time, so a
 	 * rewrite that put its mtime back is seen; which scan found a record
-	 * gone.  SQLite cannot drop a column constraint: the table is rebuilt
-	 * (the documented 12-step way; nothing references files). */
+	 * gone; where each perceptual hash came from.  The hash itself changed
+	 * (signs of DCT terms instead of "above the median", so that the eight
+	 * orientations compare): old ones are dropped, and the next scan reads
+	 * the pictures again to make new ones (phash_src NULL: never tried).
+	 * SQLite cannot drop a column constraint: the table is rebuilt (the
+	 * documented 12-step way; nothing references files). */
 	"CREATE TABLE files_v7("
 	"  id INTEGER PRIMARY KEY,"
 	"  path TEXT NOT NULL,"
@@ -111,15 +115,16 @@ static const char *const migrations[] = {
 	"  phash INTEGER,"
 	"  fs_id INTEGER REFERENCES filesystems(id),"
 	"  ctime_ns INTEGER,"
-	"  deleted_scan INTEGER);"
+	"  deleted_scan INTEGER,"
+	"  phash_src TEXT);"
 	"INSERT INTO files_v7(id, path, dev, ino, size, mtime_ns, format, width, height, make, model,"
 	"  datetime_original, orientation, gps_lat, gps_lon, exposure_time, f_number, iso,"
 	"  focal_length, lens_model, content_hash, phys_offset, fragments, placement, error,"
-	"  warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id)"
+	"  warnings, first_scan, last_scan, indexed_at, deleted_at, fs_id)"
 	" SELECT id, path, dev, ino, size, mtime_ns, format, width, height, make, model,"
 	"  datetime_original, orientation, gps_lat, gps_lon, exposure_time, f_number, iso,"
 	"  focal_length, lens_model, content_hash, phys_offset, fragments, placement, error,"
-	"  warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id FROM files;"
+	"  warnings, first_scan, last_scan, indexed_at, deleted_at, fs_id FROM files;"
 	"DROP TABLE files;"
 	"ALTER TABLE files_v7 RENAME TO files;"
 	"CREATE UNIQUE INDEX files_path ON files(path) WHERE deleted_at IS NULL;"

@@ -13,9 +13,10 @@ static const char put_sql[] =
 	"INSERT INTO files(path, dev, ino, size, mtime_ns, format, width, height, make, model,"
 	" datetime_original, orientation, gps_lat, gps_lon, exposure_time, f_number, iso,"
 	" focal_length, lens_model, content_hash, phys_offset, fragments, placement, error,"
-	" warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id, ctime_ns)"
+	" warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id, ctime_ns,"
+	" phash_src)"
 	" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
-	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL,?27,?28,?29)"
+	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL,?27,?28,?29,?30)"
 	/* the path is unique among live records (files_path): a record marked
 	 * deleted at the same path is history, and a new file there is a new
 	 * record */
@@ -30,7 +31,7 @@ static const char put_sql[] =
 	" phys_offset=excluded.phys_offset, fragments=excluded.fragments,"
 	" placement=excluded.placement, error=excluded.error, warnings=excluded.warnings,"
 	" last_scan=excluded.last_scan, indexed_at=excluded.indexed_at, deleted_at=NULL,"
-	" phash=excluded.phash, fs_id=excluded.fs_id";
+	" phash=excluded.phash, fs_id=excluded.fs_id, phash_src=excluded.phash_src";
 
 /* Text is bound as a copy, and a copy can fail: every bind's result
  * counts, or an allocation failure would store NULL in place of a value
@@ -90,6 +91,10 @@ static int bind_record(const struct db *db, sqlite3_stmt *st, const struct px_re
 		bad |= bind_text(st, 25, m->warnings);
 		if (r->have_phash)
 			sqlite3_bind_int64(st, 27, (sqlite3_int64)r->phash);
+		/* "none" when a hash was tried and not made: not tried again
+		 * until the file changes; NULL when it was not tried
+		 * (--no-phash): a later scan with the hash on makes one */
+		bad |= bind_text(st, 30, r->phash_src);
 	}
 	if (r->ext_flags & FT_LOCATED)
 		sqlite3_bind_int64(st, 21, (sqlite3_int64)r->phys);

@@ -318,7 +318,15 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 	case 0x014A: follow(t, e, IFD_SUB); break;
 	case 0x8769: follow(t, e, IFD_EXIF); break;
 	case 0x8825: follow(t, e, IFD_GPS); break;
-	case 0x9003: get_datetime(t, e); break;
+	case 0x9003:
+		get_datetime(t, e);
+		if (!t->info->taken[0])
+			get_text(t, e, t->info->taken, sizeof(t->info->taken));
+		break;
+	case 0x0132:
+		if (!t->info->modified[0])
+			get_text(t, e, t->info->modified, sizeof(t->info->modified));
+		break;
 	case 0x829A: set_rat(t, e, XM_EXPOSURE, &m->exposure_time); break;
 	case 0x829D: set_rat(t, e, XM_FNUMBER, &m->f_number); break;
 	case 0x920A: set_rat(t, e, XM_FOCAL, &m->focal_length); break;
@@ -338,6 +346,16 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 			get_u32(t, e, 0, &t->info->exif_h);
 		break;
 	case 0xC612: t->info->dng = 1; break;
+	case 0x0201:
+	case 0x0202:
+		/* IFD1's JPEG thumbnail: the first one met */
+		if (kind == IFD_MAIN && !first && get_uint(t, e, 0, &v) == 0) {
+			if (e->tag == 0x0201 && !t->info->thumb_off)
+				t->info->thumb_off = v;
+			else if (e->tag == 0x0202 && !t->info->thumb_len)
+				t->info->thumb_len = v;
+		}
+		break;
 	case 0xC634:
 		if (first)
 			t->info->sony_private = 1;

@@ -39,6 +39,10 @@ struct exif_info {
 	uint32_t border[4];      /* top, left, bottom, right */
 	uint32_t jpg_off;        /* Panasonic JpgFromRaw (IFD0 tag 0x2E), 0 if absent */
 	uint32_t jpg_len;
+	uint64_t thumb_off;      /* IFD1's JPEG thumbnail (0x0201/0x0202), from the TIFF */
+	uint64_t thumb_len;      /* header; 0 if absent */
+	char modified[20];       /* IFD0 DateTime (0x0132) as written, "" if absent */
+	char taken[20];          /* DateTimeOriginal (0x9003) as written, "" if absent */
 };
 
 /* Fill the EXIF fields of *m from the n bytes at p, and *info (may be NULL).

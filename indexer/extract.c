@@ -260,3 +260,8 @@ void x_hash_once(const void *p, size_t n, char out[33])
 {
 	to_hex(XXH3_128bits(p, n), out);
 }
+
+int x_phashable(const char *format)
+{
+	return strcmp(format, "jpeg") == 0 || strcmp(format, "mpo") == 0;
+}

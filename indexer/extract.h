@@ -43,6 +43,13 @@ struct x_meta {
 	char lens_model[96];
 	char datetime_original[24]; /* "YYYY-MM-DDTHH:MM:SS" as recorded */
 	char warnings[256];   /* "; "-separated */
+	/* where the parser saw pictures to hash (x_phash), not stored */
+	struct {
+		uint64_t thumb_off, thumb_len; /* an embedded JPEG thumbnail (EXIF IFD1); 0: none */
+		uint32_t exif_w, exif_h;      /* Exif PixelX/YDimension, 0 if absent */
+		int original;                 /* ModifyDate is DateTimeOriginal: as the
+						 camera wrote it, not edited since */
+	} pics;
 };
 
 /* Sniff the format of the first n bytes; returns a static name or "". */
@@ -90,13 +97,22 @@ int tiff_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 int raf_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int crw_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int mrw_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
-/* 64-bit perceptual hash of a JPEG as it is displayed (after its EXIF
- * orientation, 1-8; 0 = as stored): DCT of a 32x32 grey thumbnail from a
- * 1/8-scale decode, the 8x8 lowest frequencies against their median.  Near
- * copies (re-encoded, resized, rotated on disk) differ in a few bits.
+/* 64-bit perceptual hash (phash.h) of a JPEG as it is displayed (after
+ * its EXIF orientation, 1-8; 0 = as stored): from its EXIF thumbnail when m
+ * (what jpg_parse found; may be NULL) has one that shows the same picture,
+ * else from a decode at 1/8 (of only the first scan of a progressive
+ * image).  *src names where it came from ("exif-thumbnail", "image-dc",
+ * "image"), for the record.  Near copies (re-encoded, resized, rotated,
+ * without their orientation tag) are a few bits apart (ph_distance).
  * Returns SL_OK, SL_E_CORRUPT (undecodable), SL_E_UNSUPPORTED (CMYK) or
  * SL_E_NOMEM. */
-int jpg_phash(const uint8_t *p, size_t n, int orientation, uint64_t *out, struct sl_err *err);
+int jpg_phash(const uint8_t *p, size_t n, const struct x_meta *m, int orientation, uint64_t *out,
+	      const char **src, struct sl_err *err);
+
+/* Whether files of this format get a perceptual hash (X_PHASH_FORMATS_SQL
+ * is the same list for SQL). */
+int x_phashable(const char *format);
+#define X_PHASH_FORMATS_SQL "('jpeg', 'mpo')"
 
 /* The ISO BMFF family ("heic", "avif", "cr3", "mp4"...) of a file starting
  * with an ftyp box, named from its major brand as exiftool does; or NULL. */

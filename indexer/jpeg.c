@@ -15,6 +15,7 @@
  */
 #include <math.h>
 #include <setjmp.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,6 +26,7 @@
 #include "indexer/cursor.h"
 #include "indexer/exif.h"
 #include "indexer/extract.h"
+#include "indexer/phash.h"
 
 /* ---- marker walk --------------------------------------------------------- */
 
@@ -166,43 +168,65 @@ static void on_message(j_common_ptr cinfo, int level)
 		cinfo->err->format_message(cinfo, j->first_warning);
 }
 
+/* A decompressor and its error manager.  It lives in the frame of the
+ * caller of the function that calls setjmp, as in libjpeg's example.c: the
+ * objects a longjmp comes back to are then not locals of the setjmp frame,
+ * whose values C leaves indeterminate. */
+struct jctx {
+	struct jpeg_decompress_struct ci;
+	struct jerr je;
+	const uint8_t *p;
+	size_t n;
+};
+
+/* Nothing here can raise an error: jpeg_mem_src may (an empty buffer), so
+ * it waits for the functions that set the jump. */
+static void jctx_init(struct jctx *x, const uint8_t *p, size_t n, long max_memory)
+{
+	memset(x, 0, sizeof(*x));
+	x->ci.err = jpeg_std_error(&x->je.pub);
+	x->je.pub.error_exit = on_error;
+	x->je.pub.emit_message = on_message;
+	jpeg_create_decompress(&x->ci);
+	x->ci.mem->max_memory_to_use = max_memory;
+	x->p = p;
+	x->n = n;
+}
+
+static int read_header(struct jctx *x)
+{
+	if (setjmp(x->je.jump))
+		return -1;
+	jpeg_mem_src(&x->ci, x->p, (unsigned long)x->n);
+	jpeg_read_header(&x->ci, TRUE);
+	return 0;
+}
+
 /* Read the header with libjpeg.  Returns 0 when it is a decodable JPEG;
  * otherwise -1 with the reason in why.  w, h and have get the frame size
  * whenever libjpeg got as far as the frame header. */
 static int libjpeg_header(const uint8_t *p, size_t n, uint32_t *w, uint32_t *h, int *have,
 			  char *why, size_t cap, char *warn, size_t wcap)
 {
-	struct jpeg_decompress_struct ci;
-	struct jerr je;
+	struct jctx x;
+	int rc;
 
-	memset(&ci, 0, sizeof(ci));
-	memset(&je, 0, sizeof(je));
 	*have = 0;
-	ci.err = jpeg_std_error(&je.pub);
-	je.pub.error_exit = on_error;
-	je.pub.emit_message = on_message;
-	if (setjmp(je.jump)) {
-		ci.err->format_message((j_common_ptr)&ci, why);
-		if (ci.image_width || ci.image_height) {
-			*w = ci.image_width;
-			*h = ci.image_height;
-			*have = 1;
-		}
-		jpeg_destroy_decompress(&ci);
-		return -1;
+	why[0] = 0;
+	jctx_init(&x, p, n, 64L << 20);
+	rc = read_header(&x);
+	if (rc != 0)
+		x.ci.err->format_message((j_common_ptr)&x.ci, why);
+	if (rc == 0 || x.ci.image_width || x.ci.image_height) {
+		*w = x.ci.image_width;
+		*h = x.ci.image_height;
+		*have = 1;
 	}
-	jpeg_create_decompress(&ci);
-	ci.mem->max_memory_to_use = 64L << 20;
-	jpeg_mem_src(&ci, p, (unsigned long)n);
-	jpeg_read_header(&ci, TRUE);
-	*w = ci.image_width;
-	*h = ci.image_height;
-	*have = 1;
-	if (je.warnings)
-		snprintf(warn, wcap, "%s", je.first_warning);
-	jpeg_destroy_decompress(&ci);
+	if (rc == 0 && x.je.warnings)
+		snprintf(warn, wcap, "%s", x.je.first_warning);
+	jpeg_destroy_decompress(&x.ci);
 	(void)cap;
-	return 0;
+	return rc;
 }
 
 int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
@@ -217,9 +241,18 @@ int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 	if (s.skipped)
 		x_warn(m, "jpeg: skipped %zu bytes between segments", s.skipped);
 	if (s.have_exif) {
+		struct exif_info in;
 		if (s.exif_cut)
 			x_warn(m, "Exif segment truncated");
-		exif_parse(p + s.exif_at, s.exif_len, 0, m, NULL);
+		exif_parse(p + s.exif_at, s.exif_len, 0, m, &in);
+		if (in.thumb_off && in.thumb_len && in.thumb_off < s.exif_len &&
+		    in.thumb_len <= s.exif_len - in.thumb_off) {
+			m->pics.thumb_off = s.exif_at + in.thumb_off;
+			m->pics.thumb_len = in.thumb_len;
+		}
+		m->pics.exif_w = in.exif_w;
+		m->pics.exif_h = in.exif_h;
+		m->pics.original = in.modified[0] && strcmp(in.modified, in.taken) == 0;
 	}
 	if (exv) {
 		/* Exiv2's metadata sidecar: markers only, no image */
@@ -249,180 +282,308 @@ int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 	return SL_OK;
 }
 
+
 /* ---- perceptual hash ------------------------------------------------------ */
 
-#define PH 32 /* the hash looks at a 32 x 32 thumbnail */
+/* A decode to grey for the hash (phash.h).  The output scale is the
+ * smallest of 1/8, 1/4, 1/2, 1/1 whose shorter side has min_side pixels
+ * (libjpeg computes less the smaller it goes: at 1/8 only each block's DC
+ * term, no inverse DCT); with keep the rows are kept in buf (allocated here,
+ * w * rows bytes, at most keep_max; the caller frees it), else reduced into
+ * grid. */
+struct jgrey {
+	uint32_t min_side;
+	int dc_scan;         /* progressive: the first scan holding the grey DC terms
+				is enough at 1/8 (the rest refines what 1/8 drops) */
+	uint32_t max_rows;   /* stop after so many output rows (0: all) */
+	int keep;
+	size_t keep_max;
+	uint8_t *buf;        /* out, with keep */
+	uint8_t *row;        /* scratch: one output row (freed by jpg_grey) */
+	struct ph_grid *grid;
+	uint32_t w, h;       /* out: the output size */
+	uint32_t frame_w, frame_h;
+	int dc_only;         /* out: decoded from the first scan only */
+	char why[JMSG_LENGTH_MAX];
+	int code;            /* SL_E_ of a failure */
+};
 
-/* The displayed image from the stored one, for each EXIF orientation. */
-static float oriented(const float *s, int o, int x, int y)
+/* The scale denominator (8, 4, 2 or 1) a w x h frame is decoded at. */
+static unsigned scale_for(uint32_t w, uint32_t h, uint32_t min_side)
 {
-	const int n = PH - 1;
-	switch (o) {
-	case 2: return s[y * PH + (n - x)];
-	case 3: return s[(n - y) * PH + (n - x)];
-	case 4: return s[(n - y) * PH + x];
-	case 5: return s[x * PH + y];
-	case 6: return s[(n - x) * PH + y];
-	case 7: return s[(n - x) * PH + (n - y)];
-	case 8: return s[x * PH + (n - y)];
-	default: return s[y * PH + x];
-	}
+	uint32_t shorter = w < h ? w : h;
+	unsigned denom = 8;
+	while (denom > 1 && shorter / denom < min_side)
+		denom /= 2;
+	return denom;
 }
 
-static int cmp_float(const void *a, const void *b)
+static int fail_grey(struct jgrey *d, int code, const char *fmt, ...) SL_PRINTF(3, 4);
+static int fail_grey(struct jgrey *d, int code, const char *fmt, ...)
 {
-	float x = *(const float *)a, y = *(const float *)b;
-	return (x > y) - (x < y);
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(d->why, sizeof(d->why), fmt, ap);
+	va_end(ap);
+	d->code = code;
+	return -1;
 }
 
-/* pHash of a grey thumbnail: DCT-II, the 8x8 lowest frequencies against
- * their median. */
-static uint64_t dct_hash(const float *img)
+static int grey_run(struct jctx *x, struct jgrey *d, size_t n)
 {
-	float cosines[8][PH], rows[PH][8], coef[64], sorted[64], median;
-	uint64_t h = 0;
-	int u, v, x, y;
-
-	/* 256 cosines per image: microseconds beside the decode, and no state
-	 * shared between extractor threads */
-	for (u = 0; u < 8; u++)
-		for (x = 0; x < PH; x++)
-			cosines[u][x] = (float)cos((2 * x + 1) * u * 3.14159265358979 / (2 * PH));
-	for (y = 0; y < PH; y++)
-		for (u = 0; u < 8; u++) {
-			float s = 0;
-			for (x = 0; x < PH; x++)
-				s += img[y * PH + x] * cosines[u][x];
-			rows[y][u] = s;
-		}
-	for (v = 0; v < 8; v++)
-		for (u = 0; u < 8; u++) {
-			float s = 0;
-			for (y = 0; y < PH; y++)
-				s += rows[y][u] * cosines[v][y];
-			coef[v * 8 + u] = s;
-		}
-	memcpy(sorted, coef + 1, 63 * sizeof(float)); /* the DC term sets no level */
-	qsort(sorted, 63, sizeof(float), cmp_float);
-	median = sorted[31];
-	for (u = 0; u < 64; u++)
-		if (coef[u] > median)
-			h |= (uint64_t)1 << u;
-	return h;
-}
-
-int jpg_phash(const uint8_t *p, size_t n, int orientation, uint64_t *out, struct sl_err *err)
-{
-	struct jpeg_decompress_struct ci;
-	struct jerr je;
-	float stored[PH * PH], shown[PH * PH];
-	double *sum = NULL;
-	unsigned *cnt = NULL;
-	JSAMPLE *volatile row = NULL;
-	volatile int rc = SL_OK;
-	unsigned w, h, x, y;
+	size_t kept;
+	struct jpeg_decompress_struct *ci = &x->ci;
+	unsigned denom, y;
 	uint64_t blocks;
 
-	*out = 0;
-	memset(&ci, 0, sizeof(ci));
-	memset(&je, 0, sizeof(je));
-	ci.err = jpeg_std_error(&je.pub);
-	je.pub.error_exit = on_error;
-	je.pub.emit_message = on_message;
-	sum = calloc(PH * PH, sizeof(*sum));
-	cnt = calloc(PH * PH, sizeof(*cnt));
-	if (!sum || !cnt) {
-		free(sum);
-		free(cnt);
-		return SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
+	if (setjmp(x->je.jump)) {
+		ci->err->format_message((j_common_ptr)ci, d->why);
+		d->code = ci->err->msg_code == JERR_OUT_OF_MEMORY ? SL_E_NOMEM : SL_E_CORRUPT;
+		return -1;
 	}
-	if (setjmp(je.jump)) {
-		char msg[JMSG_LENGTH_MAX];
-		ci.err->format_message((j_common_ptr)&ci, msg);
-		rc = SL_FAIL(err, ci.err->msg_code == JERR_OUT_OF_MEMORY ? SL_E_NOMEM : SL_E_CORRUPT, 0,
-			     "phash: %s", msg);
-		goto out;
-	}
-	jpeg_create_decompress(&ci);
-	/* A progressive image is decoded through coefficient buffers for the
-	 * whole frame, 128 bytes a block: 72 MB for 24 MP at 4:2:0.  256 MB
-	 * covers about 90 MP; the blocks-per-byte check below keeps a small
-	 * hostile file from asking for it. */
-	ci.mem->max_memory_to_use = 256L << 20;
-	jpeg_mem_src(&ci, p, (unsigned long)n);
-	jpeg_read_header(&ci, TRUE);
-	if (ci.jpeg_color_space == JCS_CMYK || ci.jpeg_color_space == JCS_YCCK) {
-		rc = SL_FAIL(err, SL_E_UNSUPPORTED, 0, "phash: CMYK JPEG");
-		goto out;
-	}
+	jpeg_mem_src(ci, x->p, (unsigned long)x->n);
+	jpeg_read_header(ci, TRUE);
+	d->frame_w = ci->image_width;
+	d->frame_h = ci->image_height;
+	if (ci->jpeg_color_space == JCS_CMYK || ci->jpeg_color_space == JCS_YCCK)
+		return fail_grey(d, SL_E_UNSUPPORTED, "CMYK JPEG");
 	/* Decoding costs per 8x8 block, and a Huffman-coded block takes at
 	 * least two bits (a DC and an end-of-block code): more than 8 blocks a
 	 * byte is no picture, only a small file declaring a huge frame (1 kB
 	 * claiming 65000 x 65000 cost 0.6 s).  Arithmetic coding can go below
 	 * a bit a block; it gets 64 a byte. */
-	blocks = (uint64_t)((ci.image_width + 7) / 8) * ((ci.image_height + 7) / 8);
-	if (blocks > (ci.arith_code ? 64u : 8u) * (uint64_t)n + 4096) {
-		rc = SL_FAIL(err, SL_E_CORRUPT, 0, "phash: a %ux%u frame cannot fit in %zu bytes",
-			     ci.image_width, ci.image_height, n);
-		goto out;
+	blocks = (uint64_t)((ci->image_width + 7) / 8) * ((ci->image_height + 7) / 8);
+	if (blocks > (ci->arith_code ? 64u : 8u) * (uint64_t)n + 4096)
+		return fail_grey(d, SL_E_CORRUPT, "a %ux%u frame cannot fit in %zu bytes",
+				 ci->image_width, ci->image_height, n);
+	denom = scale_for(ci->image_width, ci->image_height, d->min_side);
+	ci->scale_num = 1;
+	ci->scale_denom = denom;
+	ci->out_color_space = JCS_GRAYSCALE;
+	ci->dct_method = JDCT_IFAST;
+	ci->do_fancy_upsampling = FALSE;
+	ci->do_block_smoothing = FALSE;
+	d->dc_only = d->dc_scan && ci->progressive_mode && denom == 8;
+	ci->buffered_image = d->dc_only ? TRUE : FALSE;
+	jpeg_start_decompress(ci);
+	if (d->dc_only) {
+		/* absorb scans until the grey component's DC terms are in */
+		for (;;) {
+			int r = jpeg_consume_input(ci);
+			if (r == JPEG_REACHED_EOI || r == JPEG_SUSPENDED)
+				break;
+			if (r == JPEG_SCAN_COMPLETED && ci->coef_bits && ci->coef_bits[0][0] >= 0)
+				break;
+		}
+		jpeg_start_output(ci, ci->input_scan_number);
 	}
-	/* 1/8 scale: libjpeg keeps only each block's DC term, no inverse DCT */
-	ci.scale_num = 1;
-	ci.scale_denom = 8;
-	ci.out_color_space = JCS_GRAYSCALE;
-	ci.dct_method = JDCT_IFAST;
-	ci.do_fancy_upsampling = FALSE;
-	ci.do_block_smoothing = FALSE;
-	jpeg_start_decompress(&ci);
-	w = ci.output_width;
-	h = ci.output_height;
-	if (!w || !h) {
-		rc = SL_FAIL(err, SL_E_CORRUPT, 0, "phash: empty image");
-		goto out;
-	}
-	row = malloc(w);
-	if (!row) {
-		rc = SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
-		goto out;
-	}
-	while (ci.output_scanline < h) {
-		JSAMPROW r = row;
-		unsigned cy;
-		y = ci.output_scanline;
-		jpeg_read_scanlines(&ci, &r, 1);
+	d->w = ci->output_width;
+	d->h = ci->output_height;
+	if (!d->w || !d->h)
+		return fail_grey(d, SL_E_CORRUPT, "empty image");
+	/* allocated once the size is known; kept in d, which outlives a
+	 * longjmp out of here */
+	kept = (size_t)d->w * (d->max_rows && d->max_rows < d->h ? d->max_rows : d->h);
+	if (d->keep && kept > d->keep_max)
+		return fail_grey(d, SL_E_UNSUPPORTED, "%ux%u: too big to keep", d->w, d->h);
+	if (d->keep ? !(d->buf = malloc(kept)) : !(d->row = malloc(d->w)))
+		return fail_grey(d, SL_E_NOMEM, "out of memory");
+	if (d->grid)
+		ph_grid_init(d->grid, d->w, d->h);
+	while (ci->output_scanline < d->h && (!d->max_rows || ci->output_scanline < d->max_rows)) {
+		JSAMPROW r = d->keep ? d->buf + (size_t)ci->output_scanline * d->w : d->row;
+		y = ci->output_scanline;
+		jpeg_read_scanlines(ci, &r, 1);
 		/* A sequential image whose data ends early decodes as grey from
 		 * there on: its hash would say "grey", and any two such files
 		 * would look alike.  (A progressive one that ends early still has
 		 * its whole picture at lower quality: that hash is kept.)  The
 		 * last rows are spared, since libjpeg reads a little ahead. */
-		if (je.data_ended && !ci.progressive_mode && ci.output_scanline < h - h / 32) {
-			rc = SL_FAIL(err, SL_E_CORRUPT, 0, "phash: the data ends at row %u of %u",
-				     ci.output_scanline, h);
-			goto out;
-		}
-		cy = y * PH / h;
-		for (x = 0; x < w; x++) {
-			sum[cy * PH + x * PH / w] += row[x];
-			cnt[cy * PH + x * PH / w]++;
-		}
+		if (x->je.data_ended && !ci->progressive_mode &&
+		    ci->output_scanline < d->h - d->h / 32)
+			return fail_grey(d, SL_E_CORRUPT, "the data ends at row %u of %u",
+					 ci->output_scanline, d->h);
+		if (d->grid)
+			ph_grid_row(d->grid, y, r);
 	}
-	jpeg_finish_decompress(&ci);
-	/* cells a small image does not reach take their neighbour's value */
-	for (y = 0; y < PH; y++)
-		for (x = 0; x < PH; x++) {
-			unsigned sy = cnt[y * PH + x] ? y : y * h / PH * PH / h;
-			unsigned sx = cnt[y * PH + x] ? x : x * w / PH * PH / w;
-			unsigned k = sy * PH + sx;
-			stored[y * PH + x] = cnt[k] ? (float)(sum[k] / cnt[k]) : 0.0f;
-		}
-	for (y = 0; y < PH; y++)
-		for (x = 0; x < PH; x++)
-			shown[y * PH + x] = oriented(stored, orientation, (int)x, (int)y);
-	*out = dct_hash(shown);
-out:
-	jpeg_destroy_decompress(&ci);
-	free(row);
-	free(sum);
-	free(cnt);
+	return 0;
+}
+
+static int jpg_grey(const uint8_t *p, size_t n, struct jgrey *d)
+{
+	struct jctx x;
+	int rc;
+
+	d->why[0] = 0;
+	d->code = SL_OK;
+	d->w = d->h = 0;
+	/* A progressive image is decoded through coefficient buffers for the
+	 * whole frame, 128 bytes a block: 72 MB for 24 MP at 4:2:0.  256 MB
+	 * covers about 90 MP; the blocks-per-byte check keeps a small hostile
+	 * file from asking for it. */
+	d->buf = d->row = NULL;
+	jctx_init(&x, p, n, 256L << 20);
+	rc = grey_run(&x, d, n);
+	jpeg_destroy_decompress(&x.ci); /* also ends a decode stopped early */
+	free(d->row);
+	d->row = NULL;
+	if (rc != 0) {
+		free(d->buf);
+		d->buf = NULL;
+	}
 	return rc;
+}
+
+/* Whether the thumbnail's picture has the main image's shape: aspect
+ * ratios within 4%, stored orientation (the thumbnail is stored as the main
+ * image is). */
+static int same_shape(uint32_t tw, uint32_t th, uint32_t w, uint32_t h)
+{
+	double a, b;
+	if (!tw || !th || !w || !h)
+		return 0;
+	a = (double)tw / th;
+	b = (double)w / h;
+	return fabs(log(a / b)) < 0.04;
+}
+
+/* Mean of img's columns [x0, x1) over rows [y0, y1), in k bins across. */
+static void band(const uint8_t *img, uint32_t stride, uint32_t x0, uint32_t x1, uint32_t y0,
+		 uint32_t y1, int k, double *out)
+{
+	int b;
+	for (b = 0; b < k; b++) {
+		uint32_t a = x0 + (uint32_t)((uint64_t)(x1 - x0) * b / k);
+		uint32_t e = x0 + (uint32_t)((uint64_t)(x1 - x0) * (b + 1) / k);
+		double sum = 0;
+		uint32_t x, y, cnt = 0;
+		if (e <= a)
+			e = a + 1;
+		for (y = y0; y < y1; y++)
+			for (x = a; x < e; x++, cnt++)
+				sum += img[(size_t)y * stride + x];
+		out[b] = cnt ? sum / cnt : 0;
+	}
+}
+
+#define THUMB_MAX (640u * 640u) /* an "EXIF thumbnail" bigger than this is no thumbnail */
+#define BAND_BINS 8
+
+/* The hash of the file's EXIF thumbnail, when it shows the picture the
+ * file holds: 1 when *out is set.  Editors that change the pixels and keep
+ * the old EXIF leave a stale thumbnail; three checks, each costing next to
+ * nothing beside a full decode, keep one from standing in:
+ *   - the Exif PixelX/YDimension, which cameras write, must be the frame's
+ *     size (a crop, a resize or a lossless rotation changes the frame and
+ *     keeps the old EXIF);
+ *   - the thumbnail, without the black bars a camera puts round a 3:2
+ *     picture in its 4:3 thumbnail, must have the frame's aspect;
+ *   - its top rows must look like the top of the main image, decoded at
+ *     1/8 for just as many rows (a different picture, a global edit).
+ * An edit small enough to pass all three changes a perceptual hash little
+ * anyway. */
+static int thumb_hash(const uint8_t *p, size_t n, const struct x_meta *m, int orientation,
+		      uint64_t *out)
+{
+	struct jgrey t, s;
+	struct ph_grid *grid = NULL;
+	uint8_t *img = NULL, *strip = NULL;
+	uint32_t top, bottom, left, right, cw, ch, y, rows;
+	unsigned denom;
+	double a[BAND_BINS], b[BAND_BINS], mad = 0;
+	int i, ok = 0;
+
+	if (!m->pics.thumb_len || m->pics.thumb_off >= n || m->pics.thumb_len > n - m->pics.thumb_off ||
+	    !(m->have & XM_DIMS) || !m->width || !m->height)
+		return 0;
+	if (m->pics.exif_w && m->pics.exif_h &&
+	    (m->pics.exif_w != m->width || m->pics.exif_h != m->height))
+		return 0;
+	memset(&t, 0, sizeof(t));
+	t.min_side = 48; /* 80x60 of a 160x120 thumbnail: enough for the grid and its bars */
+	t.keep = 1;
+	t.keep_max = THUMB_MAX;
+	grid = malloc(sizeof(*grid));
+	if (!grid || jpg_grey(p + m->pics.thumb_off, (size_t)m->pics.thumb_len, &t) != 0)
+		goto out;
+	img = t.buf;
+	if (t.w < 32 || t.h < 24)
+		goto out;
+	ph_bars(img, t.w, t.h, &top, &bottom, &left, &right);
+	cw = t.w - left - right;
+	ch = t.h - top - bottom;
+	if (!same_shape(cw, ch, m->width, m->height)) {
+		top = bottom = left = right = 0; /* a dark picture, not a letterbox? */
+		cw = t.w;
+		ch = t.h;
+		if (!same_shape(cw, ch, m->width, m->height))
+			goto out;
+	}
+	/* the top two rows of the thumbnail's picture against as much of the
+	 * main image, unless the file is as the camera wrote it: then the
+	 * thumbnail is the camera's own, of this picture (and this check, a
+	 * second decoder set-up, would double the hash's cost) */
+	if (m->pics.original)
+		goto take;
+	memset(&s, 0, sizeof(s));
+	s.min_side = 64;
+	denom = scale_for(m->width, m->height, s.min_side);
+	rows = (uint32_t)(((uint64_t)(m->height + denom - 1) / denom * 2 + ch - 1) / ch) + 1;
+	s.max_rows = rows;
+	s.keep = 1;
+	s.keep_max = ((size_t)m->width / denom + 8) * rows;
+	if (jpg_grey(p, n, &s) != 0)
+		goto out;
+	strip = s.buf;
+	if (s.w < BAND_BINS)
+		goto out;
+	rows = (uint32_t)(((uint64_t)s.h * 2 + ch / 2) / ch);
+	if (rows < 1)
+		rows = 1;
+	band(img, t.w, left, t.w - right, top, top + 2, BAND_BINS, a);
+	band(strip, s.w, 0, s.w, 0, rows, BAND_BINS, b);
+	for (i = 0; i < BAND_BINS; i++)
+		mad += fabs(a[i] - b[i]);
+	if (mad / BAND_BINS > 24)
+		goto out;
+take:
+	ph_grid_init(grid, cw, ch);
+	for (y = 0; y < ch; y++)
+		ph_grid_row(grid, y, img + (size_t)(top + y) * t.w + left);
+	*out = ph_hash(grid, orientation);
+	ok = 1;
+out:
+	free(img);
+	free(strip);
+	free(grid);
+	return ok;
+}
+
+int jpg_phash(const uint8_t *p, size_t n, const struct x_meta *m, int orientation, uint64_t *out,
+	      const char **src, struct sl_err *err)
+{
+	struct jgrey d;
+	struct ph_grid *grid;
+
+	*out = 0;
+	*src = NULL;
+	if (m && thumb_hash(p, n, m, orientation, out)) {
+		*src = "exif-thumbnail";
+		return SL_OK;
+	}
+	grid = malloc(sizeof(*grid));
+	if (!grid)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
+	memset(&d, 0, sizeof(d));
+	d.min_side = 64;
+	d.dc_scan = 1;
+	d.grid = grid;
+	if (jpg_grey(p, n, &d) != 0) {
+		free(grid);
+		return SL_FAIL(err, d.code, 0, "phash: %s", d.why);
+	}
+	*out = ph_hash(grid, orientation);
+	*src = d.dc_only ? "image-dc" : "image";
+	free(grid);
+	return SL_OK;
 }

@@ -152,6 +152,7 @@ struct job {
 	char meta_err[384];
 	int have_phash;
 	uint64_t phash;
+	const char *phash_src;
 	uint64_t got;
 	char early_warn[160];   /* known at open: identity changed since the walk */
 };
@@ -640,6 +641,7 @@ static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
 		memcpy(r->hash, job->hex, sizeof(r->hash));
 		r->have_phash = job->have_phash;
 		r->phash = job->phash;
+		r->phash_src = job->phash_src;
 		if (job->meta_rc != SL_OK) {
 			r->err_code = job->meta_rc;
 			snprintf(r->error, sizeof(r->error), "%s", job->meta_err);
@@ -652,19 +654,16 @@ static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
 	q_push(&P->sq, r);
 }
 
-static int is_jpeg(const char *format)
-{
-	return strcmp(format, "jpeg") == 0 || strcmp(format, "mpo") == 0;
-}
-
 static void phash(struct job *job, const struct item *it)
 {
 	struct sl_err e;
 	int o = job->meta.have & XM_ORIENTATION ? job->meta.orientation : 1;
-	int rc = jpg_phash(it->buf, it->len, o, &job->phash, &e);
+	const char *src = NULL;
+	int rc = jpg_phash(it->buf, it->len, &job->meta, o, &job->phash, &src, &e);
 
 	if (rc == SL_OK) {
 		job->have_phash = 1;
+		job->phash_src = src;
 	} else if (rc == SL_E_NOMEM) {
 		/* an error, not a warning: the next scan reads the file again */
 		job->meta_rc = rc;
@@ -690,8 +689,10 @@ static void process(struct pipe *P, struct item *it)
 			job->meta_rc = x_extract(it->buf, it->len, job->info.size, &job->meta, &e);
 			if (job->meta_rc != SL_OK)
 				snprintf(job->meta_err, sizeof(job->meta_err), "%s", e.msg);
-			else if (P->o->phash && !job->streamed && is_jpeg(job->meta.format))
+			else if (P->o->phash && !job->streamed && x_phashable(job->meta.format))
 				phash(job, it);
+			if (P->o->phash && !job->have_phash && x_phashable(job->meta.format))
+				job->phash_src = "none"; /* tried, or streamed: not again */
 		}
 		if (job->streamed)
 			x_hash_update(job->hash, it->buf, it->len);

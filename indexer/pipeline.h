@@ -38,8 +38,9 @@ struct px_record {
 	int is_dir;          /* an unlistable directory, not a file */
 	int read;            /* content was read: hash and meta are valid */
 	char hash[33];
-	int have_phash;      /* phash is the JPEG's perceptual hash */
+	int have_phash;      /* phash is the picture's perceptual hash */
 	uint64_t phash;
+	const char *phash_src; /* the picture it came from (jpg_phash), static */
 	struct x_meta meta;
 	int err_code;        /* SL_OK, or the per-file error class */
 	char error[384];

@@ -17,12 +17,14 @@ static const char help[] =
 	"  (default)       identical files: the same content hash (empty files\n"
 	"                  are left out)\n"
 	"  --near[=BITS]   near-identical images: perceptual hashes within BITS\n"
-	"                  bits of each other (default 4; 0-16).  Re-saved,\n"
-	"                  resized and rotated copies (EXIF orientation) fall\n"
-	"                  within 2 bits; different pictures are ~30 apart.\n"
-	"                  Only JPEGs read with the perceptual hash on have one.\n"
-	"                  Cost grows with BITS: on a million images about 2 s\n"
-	"                  at 4, 23 s at 6 (docs/benchmarks.md).\n"
+	"                  bits of each other in any of the eight orientations\n"
+	"                  (default 4; 0-16; 3 more between a hash from an EXIF\n"
+	"                  thumbnail and one from an image).  Re-saved, resized,\n"
+	"                  turned copies and copies that lost their orientation\n"
+	"                  tag fall within a few bits; different pictures are\n"
+	"                  15 or more apart.  Only JPEGs read with the perceptual\n"
+	"                  hash on have one.  Cost grows with BITS\n"
+	"                  (docs/benchmarks.md).\n"
 	"  --json          one JSON object per group, one per line\n";
 
 int cmd_dupes(int argc, char **argv)

@@ -173,9 +173,10 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 	sb_addf(&o, ",\"full\":%s,\"unchanged\":%" PRIu64 ",\"changed\":%" PRIu64
 		",\"new\":%" PRIu64 ",\"moved\":%" PRIu64 ",\"relinked\":%" PRIu64
 		",\"ctime_rechecked\":%" PRIu64 ",\"ctime_new_content\":%" PRIu64
+		",\"rehashed\":%" PRIu64
 		",\"deleted\":%" PRIu64 ",\"deletions_skipped\":%s,\"unavailable\":%" PRIu64,
 		full ? "true" : "false", d->unchanged, d->changed, d->added, d->moved, relinked,
-		d->rechecked, ctime_changed, marked, marked_skipped ? "true" : "false",
+		d->rechecked, ctime_changed, d->rehash, marked, marked_skipped ? "true" : "false",
 		d->unavailable);
 	sb_addf(&o, ",\"read_s\":%.3f,\"extract_s\":%.3f,\"store_s\":%.3f,\"jobs\":%d",
 		st->read_s, st->extract_s, st->store_s, st->jobs);
@@ -249,6 +250,9 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 		printf("           %" PRIu64 " read again because only their ctime moved: %" PRIu64
 		       " with new content (--trust-mtime skips these reads)\n",
 		       d->rechecked, ctime_changed);
+	if (d->rehash && !full)
+		printf("           %" PRIu64 " unchanged pictures read for a perceptual hash they"
+		       " never had (an index from before it, or --no-phash)\n", d->rehash);
 	printf("  read     %7.2f s  wall, all disks in parallel\n", st->read_s);
 	if (background) {
 		double y = 0;
@@ -536,7 +540,8 @@ int cmd_scan(int argc, char **argv)
 			rc = db_map_fs(db, p.devs, p.ft.ndevs, &e);
 		if (rc == SL_OK)
 			rc = db_diff(db, &p.ft, p.roots, p.nroots,
-				     (full ? DB_DIFF_FULL : 0) | (trust_mtime ? DB_DIFF_TRUST_MTIME : 0),
+				     (full ? DB_DIFF_FULL : 0) | (trust_mtime ? DB_DIFF_TRUST_MTIME : 0) |
+					     (po.phash ? DB_DIFF_PHASH : 0),
 				     &diff, &e);
 		if (rc == SL_OK && (jn.listed || files_from))
 			diff.nmissing = 0; /* the journal shows no deletion; a list

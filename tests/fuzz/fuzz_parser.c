@@ -31,9 +31,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #elif defined(FUZZ_JPEG)
 	{
 		uint64_t h;
+		const char *src;
 		jpg_parse(p, size, &m, &e);
 		if (size < (1u << 16)) /* decoding is slow: keep the fuzzer fast */
-			jpg_phash(p, size, (int)(size % 9), &h, &e);
+			jpg_phash(p, size, &m, (int)(size % 9), &h, &src, &e); /* thumbnails too */
 	}
 #elif defined(FUZZ_EXTRACT)
 	x_extract(p, size, size, &m, &e);

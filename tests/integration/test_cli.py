@@ -104,11 +104,17 @@ with tempdir("cli") as work:
     check(len(rows) == len(files) + 1, "CSV rows")
     check(sorted(r[0] for r in rows[1:]) == sorted(r["path"] for r in recs), "CSV paths")
 
-    # --- extended export: the contract's keys, then phash, warnings, placement
+    # --- extended export: the contract's keys, then phash and its source,
+    # warnings, placement
     rc, out, err = run("export", "--db", db, "--extended", check_rc=0)
     ext = [json.loads(l) for l in out.splitlines()]
-    check(list(ext[0].keys()) == EXPORT_KEYS + ["phash", "warnings", "placement"],
+    check(list(ext[0].keys()) == EXPORT_KEYS + ["phash", "phash_src", "warnings", "placement"],
           "extended keys: %s" % list(ext[0].keys()))
+    srcs = {r["phash_src"] for r in ext if r["format"] == "jpeg"}
+    check(srcs and srcs <= {"exif-thumbnail", "image", "image-dc", "none"},
+          "every JPEG says where its hash came from: %s" % srcs)
+    check("exif-thumbnail" in srcs, "mkcorpus's camera-like photos are hashed from their "
+          "thumbnails: %s" % srcs)
     jpegs = [r for r in ext if r["format"] == "jpeg" and not r["error"]]
     check(jpegs and all(re.fullmatch(r"[0-9a-f]{16}", r["phash"]) for r in jpegs),
           "every readable JPEG has a perceptual hash")

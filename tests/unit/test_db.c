@@ -4,6 +4,7 @@
 #include "common/sys.h"
 #include "db/db.h"
 #include "scanner/device.h"
+#include "indexer/phash.h"
 #include "scanner/ftab.h"
 #include "tests/unit/test.h"
 
@@ -98,8 +99,8 @@ static void test_create_and_export(void)
 	free(out);
 
 	out = slurp_export(db, DB_JSONL | DB_EXTENDED);
-	CHECK(strstr(out, ",\"error\":null,\"phash\":\"fedcba9876543210\",\"warnings\":null,"
-			  "\"placement\":\"physical\"}") != NULL);
+	CHECK(strstr(out, ",\"error\":null,\"phash\":\"fedcba9876543210\",\"phash_src\":null,"
+			  "\"warnings\":null,\"placement\":\"physical\"}") != NULL);
 	free(out);
 
 	out = slurp_export(db, DB_CSV);
@@ -667,6 +668,7 @@ static void test_near_groups(void)
 	enum { N = 3000 };
 	static uint64_t h[N];
 	static uint32_t got[N], want[N];
+	static unsigned char emb[N];
 	uint64_t seed = 42;
 	size_t i, j;
 	int bits, b, ok;
@@ -681,16 +683,23 @@ static void test_near_groups(void)
 		h[i + 1] = h[i] ^ (7ull << (i % 60));
 	for (i = 400; i < 500; i++) /* one picture many times */
 		h[i] = h[400];
-	for (bits = 0; bits <= 8; bits += 4) {
-		CHECK_INT(db_near_groups(h, N, bits, got), 0);
+	for (i = 0; i < 200; i++) /* turned or mirrored copies, a bit or two off */
+		h[1000 + i] = ph_variant(h[500 + i], (int)(i % 7) + 1) ^ (i % 3 ? 1ull << (i % 63 + 1) : 0);
+	for (i = 0; i < N; i++) /* some from an embedded thumbnail */
+		emb[i] = (unsigned char)(i % 3 == 0);
+	for (i = 0; i < 100; i++) /* a thumbnail 5-6 bits off its image */
+		h[2000 + i] = h[2200 + i] ^ (0x1full << (i % 50 + 1)) ^ (i % 2 ? 1ull << 63 : 0);
+	for (bits = 0; bits <= 12; bits += 4) {
+		/* bits 12: the same, with embedded hashes allowed 3 more */
+		int extra = bits == 12 ? 3 : 0;
+		int base = bits == 12 ? 4 : bits;
+		CHECK_INT(db_near_groups(h, extra ? emb : NULL, N, base, extra, got), 0);
 		for (i = 0; i < N; i++)
 			want[i] = (uint32_t)i;
 		for (i = 0; i < N; i++)
 			for (j = i + 1; j < N; j++) {
-				uint64_t x = h[i] ^ h[j];
-				for (b = 0; x; x &= x - 1)
-					b++;
-				if (b <= bits) {
+				b = ph_distance(h[i], h[j]); /* the brute force: all eight variants */
+				if (b <= base || (extra && emb[i] != emb[j] && b <= base + extra)) {
 					uint32_t ri = uf_find(want, (uint32_t)i);
 					uint32_t rj = uf_find(want, (uint32_t)j);
 					if (ri != rj)
@@ -705,7 +714,7 @@ static void test_near_groups(void)
 	}
 	CHECK(got[0] == got[N - 1]);   /* planted copies, at bits 8 */
 	CHECK(got[300] == got[310]);   /* the chain's ends, through its links */
-	CHECK_INT(db_near_groups(h, N, 17, got), -1);
+	CHECK_INT(db_near_groups(h, NULL, N, 17, 0, got), -1);
 }
 
 static void test_scan_rows(void)
@@ -874,6 +883,54 @@ static void test_diff_provisional(void)
 	db_close(db);
 }
 
+/* Pictures whose perceptual hash was never tried (--no-phash, or an index
+ * from before schema 7 changed the hash) are read for one when the hash is
+ * on, once. */
+static void test_diff_rehash(void)
+{
+	char path[4096];
+	struct db *db = NULL;
+	struct sl_err e;
+	struct ftab ft;
+	struct dev_info dev;
+	struct db_diff d;
+	char *roots[] = {(char *)"/r"};
+	uint32_t root, a;
+	uint16_t dv;
+	uint64_t deleted;
+
+	snprintf(path, sizeof(path), "%s/rehash.db", dir);
+	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
+	memset(&dev, 0, sizeof(dev));
+	dev.st_dev = 2053;
+	strcpy(dev.fs_id, "uuid:rehash-fs");
+	strcpy(dev.fstype, "ext4");
+	ftab_init(&ft);
+	ftab_dev(&ft, 2053, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/r", 2, &root, NULL);
+	a = walk_file(&ft, root, "a.jpg", 1, 10, 100);
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted); /* stored as by --no-phash */
+	db_diff_free(&d);
+	CHECK_INT(count_where(db, "path='/r/a.jpg' AND format='jpeg' AND phash_src IS NULL"), 1);
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
+	CHECK(ft.files[a].flags & FT_SKIP); /* still --no-phash: left alone */
+	db_diff_free(&d);
+	rescan(db, &ft, &dev, roots, DB_DIFF_PHASH, &d, &deleted);
+	CHECK(ft.files[a].flags & FT_REHASH);
+	CHECK(!(ft.files[a].flags & FT_SKIP));
+	CHECK_INT(d.rehash, 1);
+	db_diff_free(&d);
+	/* read with the hash on: it has a source now (here "none", as when the
+	 * decode fails), and is not read again for it */
+	CHECK_INT(sqlite3_exec(db->h, "UPDATE files SET phash_src='none'", NULL, NULL, NULL),
+		  SQLITE_OK);
+	rescan(db, &ft, &dev, roots, DB_DIFF_PHASH, &d, &deleted);
+	CHECK(ft.files[a].flags & FT_SKIP);
+	db_diff_free(&d);
+	ftab_free(&ft);
+	db_close(db);
+}
+
 /* One file system under two names: the statfs id an unprivileged scan
  * finds, and the UUID a root scan reads from the superblock.  Both scans,
  * in either order, must file its records under one row. */
@@ -999,6 +1056,7 @@ int main(void)
 	RUN(test_diff);
 	RUN(test_diff_paths);
 	RUN(test_diff_provisional);
+	RUN(test_diff_rehash);
 	RUN(test_fs_names);
 	RUN(test_lock);
 	RUN(test_scan_rows);

@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include "indexer/extract.h"
+#include "indexer/phash.h"
 #include "tests/unit/test.h"
 #include "tools/mkcorpus/exifw.h"
 
@@ -246,6 +247,8 @@ static unsigned char *picture(int w, int h, int turn, int q, int seed, unsigned 
 	return picture_as(w, h, turn, q, seed, 0, len);
 }
 
+static const char *src; /* where jpg_phash took its picture from */
+
 static int hamming(uint64_t a, uint64_t b)
 {
 	uint64_t x = a ^ b;
@@ -264,7 +267,7 @@ static uint64_t phash_of(int w, int h, int turn, int q, int seed, int orientatio
 	unsigned char *j = picture(w, h, turn, q, seed, &len);
 	uint64_t ph = 0;
 	struct sl_err e;
-	CHECK_INT(jpg_phash(j, len, orientation, &ph, &e), SL_OK);
+	CHECK_INT(jpg_phash(j, len, NULL, orientation, &ph, &src, &e), SL_OK);
 	free(j);
 	return ph;
 }
@@ -300,13 +303,167 @@ static void test_phash(void)
 	h = phash_of(40, 30, 0, 90, 1, 1);
 	CHECK(h != 0);
 	/* not a JPEG, truncated: an error, never a crash */
-	CHECK_INT(jpg_phash((const uint8_t *)"\xff\xd8\xff\xe0", 4, 1, &h, &e), SL_E_CORRUPT);
+	CHECK_INT(jpg_phash((const uint8_t *)"\xff\xd8\xff\xe0", 4, NULL, 1, &h, &src, &e), SL_E_CORRUPT);
 	{
 		unsigned char *j = picture(64, 48, 0, 90, 1, &len);
 		unsigned long n;
 		for (n = 0; n < len; n += 7)
-			jpg_phash(j, n, 1, &h, &e);
+			jpg_phash(j, n, NULL, 1, &h, &src, &e);
 		free(j);
+	}
+}
+
+/* The pixels picture_as() encodes, for thumbnails of the same picture. */
+static unsigned char *pixels_of(int w, int h, int seed)
+{
+	unsigned long len;
+	unsigned char *j = picture_as(w, h, 0, 100, seed, 0, &len), *px;
+	struct jpeg_decompress_struct d;
+	struct jpeg_error_mgr jerr;
+	d.err = jpeg_std_error(&jerr);
+	jpeg_create_decompress(&d);
+	jpeg_mem_src(&d, j, len);
+	jpeg_read_header(&d, TRUE);
+	jpeg_start_decompress(&d);
+	px = malloc((size_t)w * (size_t)h * 3);
+	while (d.output_scanline < d.output_height) {
+		JSAMPROW r = px + (size_t)d.output_scanline * (size_t)w * 3;
+		jpeg_read_scanlines(&d, &r, 1);
+	}
+	jpeg_finish_decompress(&d);
+	jpeg_destroy_decompress(&d);
+	free(j);
+	return px;
+}
+
+/* A camera-like JPEG: picture `seed` at w x h with EXIF, whose IFD1
+ * thumbnail is picture `tseed` at tw x th (-tseed: its negative;
+ * letterboxed to tw x lb_h when lb_h > th: black bars above and below), the
+ * Exif pixel size ew x eh, and a ModifyDate of its own when edited. */
+static unsigned char *with_thumb(int w, int h, int seed, int tw, int th, int lb_h, int tseed,
+				 uint32_t ew, uint32_t eh, int edited, unsigned long *len)
+{
+	unsigned char *px = pixels_of(w, h, seed), *tp = pixels_of(tw, th, tseed < 0 ? -tseed : tseed);
+	unsigned char *box = NULL, *thumb, *out;
+	unsigned long tlen;
+	size_t i;
+
+	if (tseed < 0) /* the picture as it was before an edit made it its negative */
+		for (i = 0; i < (size_t)tw * (size_t)th * 3; i++)
+			tp[i] = (unsigned char)(255 - tp[i]);
+	struct exifw_in in;
+	struct strbuf tiff = STRBUF_INIT, app1 = STRBUF_INIT;
+	int ty = lb_h > th ? lb_h : th;
+
+	if (lb_h > th) { /* the picture in the middle, black above and below */
+		box = calloc((size_t)tw * (size_t)lb_h * 3, 1);
+		memcpy(box + (size_t)((lb_h - th) / 2) * (size_t)tw * 3, tp, (size_t)tw * (size_t)th * 3);
+		free(tp);
+		tp = box;
+	}
+	thumb = encode(tp, tw, ty, 80, 0, NULL, &tlen);
+	memset(&in, 0, sizeof(in));
+	in.make = "Canon";
+	in.model = "EOS 5D";
+	in.datetime = "2024:06:01 12:00:00";
+	in.modified = edited ? "2025:01:02 10:00:00" : NULL;
+	in.orientation = 1;
+	in.exp_den = in.fnum_den = in.focal_den = 1;
+	in.pixel_w = ew;
+	in.pixel_h = eh;
+	in.thumb = thumb;
+	in.thumb_len = tlen;
+	exifw_build(&in, &tiff);
+	sb_add(&app1, "Exif\0\0", 6);
+	sb_add(&app1, tiff.p, tiff.len);
+	out = encode(px, w, h, 90, 0, &app1, len);
+	free(px);
+	free(tp);
+	free(thumb);
+	sb_free(&tiff);
+	sb_free(&app1);
+	return out;
+}
+
+/* Where the hash of a with_thumb() file comes from, and how far it is
+ * from the hash of its full image. */
+static const char *thumb_source(unsigned char *j, unsigned long len, int *dist)
+{
+	struct x_meta m;
+	struct sl_err e;
+	uint64_t a = 0, b = 0;
+	const char *s = NULL;
+	memset(&m, 0, sizeof(m));
+	CHECK_INT(jpg_parse(j, len, &m, &e), SL_OK);
+	CHECK_INT(jpg_phash(j, len, &m, 1, &a, &s, &e), SL_OK);
+	CHECK_INT(jpg_phash(j, len, NULL, 1, &b, &src, &e), SL_OK);
+	*dist = ph_distance(a, b);
+	free(j);
+	return s ? s : "";
+}
+
+/* The EXIF thumbnail stands in for the image when it shows it, letterbox
+ * or not; a stale one (another picture, an old size or shape) does not. */
+static void test_phash_thumbnail(void)
+{
+	unsigned char *j;
+	unsigned long len;
+	int d;
+	const char *s;
+
+	j = with_thumb(960, 720, 1, 160, 120, 0, 1, 960, 720, 0, &len);
+	s = thumb_source(j, len, &d);
+	CHECK_STR(s, "exif-thumbnail");
+	CHECK(d <= 4);
+	fprintf(stderr, "  thumbnail against image: %d bits\n", d);
+	/* a 3:2 picture in a 4:3 thumbnail, with black bars */
+	j = with_thumb(960, 640, 3, 160, 107, 120, 3, 960, 640, 0, &len);
+	s = thumb_source(j, len, &d);
+	CHECK_STR(s, "exif-thumbnail");
+	CHECK(d <= 4);
+	fprintf(stderr, "  letterboxed thumbnail against image: %d bits\n", d);
+	/* edited: the picture changed (to its negative), the thumbnail is the
+	 * old one */
+	j = with_thumb(960, 720, 1, 160, 120, 0, -1, 960, 720, 1, &len);
+	s = thumb_source(j, len, &d);
+	CHECK_STR(s, "image");
+	/* ... and the same, as an editor that keeps the camera's dates: the
+	 * top rows are not checked then, but an edit that keeps no size is
+	 * seen by the Exif size (a crop), or by the shape */
+	j = with_thumb(912, 720, 1, 160, 120, 0, 1, 960, 720, 0, &len);
+	s = thumb_source(j, len, &d);
+	CHECK_STR(s, "image");
+	j = with_thumb(960, 720, 1, 160, 160, 0, 1, 0, 0, 0, &len);
+	s = thumb_source(j, len, &d);
+	CHECK_STR(s, "image");
+}
+
+/* The eight orientations of a picture are bit operations on its hash: a
+ * copy without its orientation tag (stored pixels the same, shown
+ * otherwise), or turned on disk, is at distance 0 over the variants. */
+static void test_phash_orientations(void)
+{
+	unsigned long len;
+	unsigned char *j = picture(640, 480, 1, 90, 4, &len);
+	struct sl_err e;
+	uint64_t as[9];
+	int o, k, found;
+
+	for (o = 1; o <= 8; o++)
+		CHECK_INT(jpg_phash(j, len, NULL, o, &as[o], &src, &e), SL_OK);
+	for (o = 2; o <= 8; o++) {
+		for (k = 0, found = 0; k < 8; k++)
+			if (ph_variant(as[1], k) == as[o])
+				found = 1;
+		CHECK(found);
+		CHECK_INT(ph_distance(as[1], as[o]), 0);
+	}
+	free(j);
+	/* turned on disk, then re-encoded: the same picture, near */
+	{
+		uint64_t up = phash_of(640, 480, 0, 90, 4, 1), turned = phash_of(640, 480, 2, 80, 4, 1);
+		CHECK(ph_distance(up, turned) <= 2);
+		CHECK(ph_distance(up, phash_of(640, 480, 0, 90, 5, 1)) > 12);
 	}
 }
 
@@ -322,17 +479,17 @@ static void test_phash_limits(void)
 
 	/* 24 MP progressive needs 72 MB of coefficients: more than the 64 MB
 	 * libjpeg was once allowed ("Backing store not supported") */
-	CHECK_INT(jpg_phash(seq, ls, 1, &hs, &e), SL_OK);
-	CHECK_INT(jpg_phash(prog, lp, 1, &hp, &e), SL_OK);
+	CHECK_INT(jpg_phash(seq, ls, NULL, 1, &hs, &src, &e), SL_OK);
+	CHECK_INT(jpg_phash(prog, lp, NULL, 1, &hp, &src, &e), SL_OK);
 	CHECK(hamming(hs, hp) <= 4);
 	/* sequential, cut in the middle: no hash (it would describe grey) */
-	CHECK_INT(jpg_phash(seq, ls / 2, 1, &h, &e), SL_E_CORRUPT);
+	CHECK_INT(jpg_phash(seq, ls / 2, NULL, 1, &h, &src, &e), SL_E_CORRUPT);
 	CHECK(strstr(e.msg, "data ends at row") != NULL);
 	/* progressive, cut in its later scans: the whole picture is there */
-	CHECK_INT(jpg_phash(prog, lp * 3 / 4, 1, &h, &e), SL_OK);
+	CHECK_INT(jpg_phash(prog, lp * 3 / 4, NULL, 1, &h, &src, &e), SL_OK);
 	CHECK(hamming(h, hp) <= 4);
 	/* the last rows missing are tolerated (libjpeg reads ahead) */
-	CHECK_INT(jpg_phash(seq, ls - 200, 1, &h, &e), SL_OK);
+	CHECK_INT(jpg_phash(seq, ls - 200, NULL, 1, &h, &src, &e), SL_OK);
 	CHECK(hamming(h, hs) <= 4);
 	free(seq);
 	free(prog);
@@ -347,7 +504,7 @@ static void test_phash_limits(void)
 				j[k + 7] = 0xfd, j[k + 8] = 0xe8; /* width 65000 */
 				break;
 			}
-		CHECK_INT(jpg_phash(j, n, 1, &h, &e), SL_E_CORRUPT);
+		CHECK_INT(jpg_phash(j, n, NULL, 1, &h, &src, &e), SL_E_CORRUPT);
 		CHECK(strstr(e.msg, "65000x65000 frame cannot fit") != NULL);
 		free(j);
 	}
@@ -388,5 +545,7 @@ int main(void)
 	RUN(test_hash);
 	RUN(test_phash);
 	RUN(test_phash_limits);
+	RUN(test_phash_thumbnail);
+	RUN(test_phash_orientations);
 	return t_done();
 }

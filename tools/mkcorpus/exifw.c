@@ -164,7 +164,7 @@ int exifw_build(const struct exifw_in *in, struct strbuf *out)
 	add_short(&ifd0, 0x0128, 2);
 	if (in->software)
 		add_ascii(&ifd0, 0x0131, in->software);
-	add_ascii(&ifd0, 0x0132, in->datetime);
+	add_ascii(&ifd0, 0x0132, in->modified ? in->modified : in->datetime);
 	add_long(&ifd0, 0x8769, 0);
 	if (in->has_gps)
 		add_long(&ifd0, 0x8825, 0);

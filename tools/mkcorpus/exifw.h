@@ -13,6 +13,7 @@ struct exifw_in {
 	int big_endian;
 	const char *make, *model, *lens_model, *software;
 	const char *datetime;             /* "YYYY:MM:DD HH:MM:SS" */
+	const char *modified;             /* ModifyDate, when not datetime (an edit) */
 	int orientation;                  /* 1..8 */
 	uint32_t exp_num, exp_den;        /* ExposureTime */
 	uint32_t fnum_num, fnum_den;      /* FNumber */

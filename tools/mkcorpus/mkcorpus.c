@@ -140,6 +140,31 @@ struct image {
 	unsigned char *px;
 };
 
+/* dst (its size set) as the box-filtered src */
+static void shrink(const struct image *src, struct image *dst)
+{
+	int x, y, k;
+	for (y = 0; y < dst->h; y++) {
+		int y0 = y * src->h / dst->h, y1 = (y + 1) * src->h / dst->h;
+		for (x = 0; x < dst->w; x++) {
+			int x0 = x * src->w / dst->w, x1 = (x + 1) * src->w / dst->w, xx, yy;
+			double sum[3] = {0, 0, 0};
+			long n = 0;
+			if (y1 <= y0)
+				y1 = y0 + 1;
+			if (x1 <= x0)
+				x1 = x0 + 1;
+			for (yy = y0; yy < y1 && yy < src->h; yy++)
+				for (xx = x0; xx < x1 && xx < src->w; xx++, n++)
+					for (k = 0; k < 3; k++)
+						sum[k] += src->px[((size_t)yy * (size_t)src->w + (size_t)xx) * 3 + (size_t)k];
+			for (k = 0; k < 3; k++)
+				dst->px[((size_t)y * (size_t)dst->w + (size_t)x) * 3 + (size_t)k] =
+					(unsigned char)(n ? sum[k] / (double)n + 0.5 : 0);
+		}
+	}
+}
+
 /* A gradient sky, a few soft blobs and sensor-like noise: the noise level
  * decides how well it compresses, the rest keeps it from looking like TV
  * static. */
@@ -305,10 +330,14 @@ static int make_photo(struct photo *ph, const struct event *ev, struct made *m,
 		return -1;
 	tw = 160;
 	th_h = 160 * cam->aspect_h / cam->aspect_w;
+	/* synthesised only to draw from the generator as before (the trees
+	 * stay the same byte for byte but for the thumbnails), then replaced
+	 * by the picture itself made small, as a camera's thumbnail is */
 	if (synth(&th, tw, th_h, 10, &r) != 0) {
 		free(im.px);
 		return -1;
 	}
+	shrink(&im, &th);
 	encode(&th, 70, NULL, &thumb, &thumb_len);
 
 	snprintf(dt, sizeof(dt), "%04d:%02d:%02d %02d:%02d:%02d", ev->year, ev->month, ev->day,
