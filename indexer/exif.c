@@ -43,7 +43,29 @@ struct entry {
 struct image {
 	int have_subfile;
 	uint32_t subfile;
+	uint64_t jif_off, jif_len;     /* JPEGInterchangeFormat(Length), 0x0201/0x0202 */
+	uint64_t strip_off, strip_len; /* a single strip, 0x0111/0x0117 */
+	uint64_t compression;          /* 0x0103 */
+	int raw;                       /* CFA or LinearRaw: sensor data, no picture */
 };
+
+/* An embedded JPEG worth hashing: the smallest that is no mere thumbnail
+ * (32 kB: a 160x120 one is a few kB), else the largest.  A preview is
+ * decoded at 1/8, so smaller costs less, and any of them shows the
+ * picture the camera made. */
+#define PREVIEW_ENOUGH (32u * 1024u)
+static void offer_preview(struct tiff *t, uint64_t off, uint64_t len)
+{
+	struct exif_info *in = t->info;
+	int big = len >= PREVIEW_ENOUGH, have_big = in->preview_len >= PREVIEW_ENOUGH;
+	if (!off || len < 128 || off > t->c.len || len > t->c.len - off)
+		return; /* outside what we were given (a streamed file's first chunk) */
+	if (!in->preview_len || (big && (!have_big || len < in->preview_len)) ||
+	    (!big && !have_big && len > in->preview_len)) {
+		in->preview_off = off;
+		in->preview_len = len;
+	}
+}
 
 static size_t type_size(uint16_t t)
 {
@@ -304,8 +326,22 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 		}
 		break;
 	case 0x0106:
-		if (image && get_uint(t, e, 0, &v) == 0 && is_raw_photometric(v))
+		if (image && get_uint(t, e, 0, &v) == 0 && is_raw_photometric(v)) {
 			t->info->cfa = 1;
+			im->raw = 1;
+		}
+		break;
+	case 0x0103:
+		if (get_uint(t, e, 0, &v) == 0)
+			im->compression = v;
+		break;
+	case 0x0111:
+		if (e->count == 1 && get_uint(t, e, 0, &v) == 0)
+			im->strip_off = v;
+		break;
+	case 0x0117:
+		if (e->count == 1 && get_uint(t, e, 0, &v) == 0)
+			im->strip_len = v;
 		break;
 	case 0x010F: get_text(t, e, m->make, sizeof(m->make)); break;
 	case 0x0110: get_text(t, e, m->model, sizeof(m->model)); break;
@@ -348,8 +384,14 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 	case 0xC612: t->info->dng = 1; break;
 	case 0x0201:
 	case 0x0202:
+		if (get_uint(t, e, 0, &v) != 0)
+			break;
+		if (e->tag == 0x0201)
+			im->jif_off = v;
+		else
+			im->jif_len = v;
 		/* IFD1's JPEG thumbnail: the first one met */
-		if (kind == IFD_MAIN && !first && get_uint(t, e, 0, &v) == 0) {
+		if (kind == IFD_MAIN && !first) {
 			if (e->tag == 0x0201 && !t->info->thumb_off)
 				t->info->thumb_off = v;
 			else if (e->tag == 0x0202 && !t->info->thumb_len)
@@ -465,6 +507,15 @@ static int parse_ifd(struct tiff *t, uint64_t off, enum ifd_kind kind)
 				on_gps(t, &e);
 			else
 				on_tag(t, &e, kind, first, &im);
+		}
+		/* an embedded JPEG: JPEGInterchangeFormat, or one old-style JPEG
+		 * strip of an IFD that is no sensor data (CR2's IFD0, a DNG
+		 * preview) */
+		if (kind == IFD_MAIN || kind == IFD_SUB) {
+			if (im.jif_off && im.jif_len)
+				offer_preview(t, im.jif_off, im.jif_len);
+			if ((im.compression == 6 || im.compression == 7) && !im.raw && im.strip_len)
+				offer_preview(t, im.strip_off, im.strip_len);
 		}
 		if (kind != IFD_MAIN)
 			return 0;

@@ -41,6 +41,8 @@ struct exif_info {
 	uint32_t jpg_len;
 	uint64_t thumb_off;      /* IFD1's JPEG thumbnail (0x0201/0x0202), from the TIFF */
 	uint64_t thumb_len;      /* header; 0 if absent */
+	uint64_t preview_off;    /* an embedded JPEG preview (RAW files; offer_preview), */
+	uint64_t preview_len;    /* within the bytes given; 0 if none */
 	char modified[20];       /* IFD0 DateTime (0x0132) as written, "" if absent */
 	char taken[20];          /* DateTimeOriginal (0x9003) as written, "" if absent */
 };

@@ -263,5 +263,35 @@ void x_hash_once(const void *p, size_t n, char out[33])
 
 int x_phashable(const char *format)
 {
+	static const char *const formats[] = {"jpeg", "mpo", "cr2", "nef", "arw", "dng",
+					      "orf",  "rw2", "pef", "srw", "raf"};
+	size_t i;
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (strcmp(format, formats[i]) == 0)
+			return 1;
+	return 0;
+}
+
+static int is_jpeg_format(const char *format)
+{
 	return strcmp(format, "jpeg") == 0 || strcmp(format, "mpo") == 0;
+}
+
+int x_phash(const uint8_t *p, size_t n, int whole, const struct x_meta *m, uint64_t *out,
+	    const char **src, struct sl_err *err)
+{
+	int o = m->have & XM_ORIENTATION ? m->orientation : 1;
+	uint64_t off = m->pics.preview_off, len = m->pics.preview_len;
+
+	*out = 0;
+	*src = NULL;
+	if (len && off < n && len <= n - off) {
+		int rc = jpg_phash(p + off, (size_t)len, NULL, o, out, src, err);
+		if (rc == SL_OK)
+			*src = "preview";
+		return rc;
+	}
+	if (is_jpeg_format(m->format) && whole)
+		return jpg_phash(p, n, m, o, out, src, err);
+	return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "phash: no picture in the first %zu bytes", n);
 }

@@ -46,6 +46,7 @@ struct x_meta {
 	/* where the parser saw pictures to hash (x_phash), not stored */
 	struct {
 		uint64_t thumb_off, thumb_len; /* an embedded JPEG thumbnail (EXIF IFD1); 0: none */
+		uint64_t preview_off, preview_len; /* a RAW file's JPEG preview; 0: none */
 		uint32_t exif_w, exif_h;      /* Exif PixelX/YDimension, 0 if absent */
 		int original;                 /* ModifyDate is DateTimeOriginal: as the
 						 camera wrote it, not edited since */
@@ -110,9 +111,19 @@ int jpg_phash(const uint8_t *p, size_t n, const struct x_meta *m, int orientatio
 	      const char **src, struct sl_err *err);
 
 /* Whether files of this format get a perceptual hash (X_PHASH_FORMATS_SQL
- * is the same list for SQL). */
+ * is the same list for SQL): JPEGs, and RAW files through their embedded
+ * JPEG preview. */
 int x_phashable(const char *format);
-#define X_PHASH_FORMATS_SQL "('jpeg', 'mpo')"
+#define X_PHASH_FORMATS_SQL                                                              \
+	"('jpeg', 'mpo', 'cr2', 'nef', 'arw', 'dng', 'orf', 'rw2', 'pef', 'srw', 'raf')"
+
+/* The perceptual hash of a file whose first n bytes are at p (all of it
+ * when whole) and whose metadata is m: from a RAW's embedded preview, or a
+ * JPEG by jpg_phash (only when whole).  *src says from what ("preview",
+ * or jpg_phash's).  Returns SL_OK; SL_E_UNSUPPORTED when there is no
+ * picture to hash (none in the bytes given); else as jpg_phash. */
+int x_phash(const uint8_t *p, size_t n, int whole, const struct x_meta *m, uint64_t *out,
+	    const char **src, struct sl_err *err);
 
 /* The ISO BMFF family ("heic", "avif", "cr3", "mp4"...) of a file starting
  * with an ftyp box, named from its major brand as exiftool does; or NULL. */

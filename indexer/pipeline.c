@@ -657,9 +657,8 @@ static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
 static void phash(struct job *job, const struct item *it)
 {
 	struct sl_err e;
-	int o = job->meta.have & XM_ORIENTATION ? job->meta.orientation : 1;
 	const char *src = NULL;
-	int rc = jpg_phash(it->buf, it->len, &job->meta, o, &job->phash, &src, &e);
+	int rc = x_phash(it->buf, it->len, !job->streamed, &job->meta, &job->phash, &src, &e);
 
 	if (rc == SL_OK) {
 		job->have_phash = 1;
@@ -668,7 +667,7 @@ static void phash(struct job *job, const struct item *it)
 		/* an error, not a warning: the next scan reads the file again */
 		job->meta_rc = rc;
 		snprintf(job->meta_err, sizeof(job->meta_err), "%s", e.msg);
-	} else {
+	} else if (!job->streamed || job->meta.pics.preview_len) {
 		x_warn(&job->meta, "%s", e.msg);
 	}
 }
@@ -689,8 +688,8 @@ static void process(struct pipe *P, struct item *it)
 			job->meta_rc = x_extract(it->buf, it->len, job->info.size, &job->meta, &e);
 			if (job->meta_rc != SL_OK)
 				snprintf(job->meta_err, sizeof(job->meta_err), "%s", e.msg);
-			else if (P->o->phash && !job->streamed && x_phashable(job->meta.format))
-				phash(job, it);
+			else if (P->o->phash && x_phashable(job->meta.format))
+				phash(job, it); /* a streamed file: from what its first chunk holds */
 			if (P->o->phash && !job->have_phash && x_phashable(job->meta.format))
 				job->phash_src = "none"; /* tried, or streamed: not again */
 		}

@@ -56,6 +56,16 @@ int tiff_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 	if (exif_parse(p, n, EXIF_DIMS, m, &in) != SL_OK)
 		return SL_FAIL(err, SL_E_CORRUPT, 0, "tiff: %s", m->warnings);
 	snprintf(m->format, sizeof(m->format), "%s", tiff_kind(&c, &in, m->make));
+	/* a RAW's embedded JPEG, for the perceptual hash (not a plain TIFF's:
+	 * there the image itself is the picture, and is not decoded) */
+	if (strcmp(m->format, "tiff") != 0 && strcmp(m->format, "bigtiff") != 0) {
+		m->pics.preview_off = in.preview_off;
+		m->pics.preview_len = in.preview_len;
+		if (in.jpg_off && in.jpg_len && (uint64_t)in.jpg_off + in.jpg_len <= n) {
+			m->pics.preview_off = in.jpg_off; /* RW2's JpgFromRaw */
+			m->pics.preview_len = in.jpg_len;
+		}
+	}
 	if (strcmp(m->format, "cr2") == 0 && in.exif_w && in.exif_h) {
 		m->width = in.exif_w;
 		m->height = in.exif_h;
@@ -88,9 +98,13 @@ int raf_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 		struct x_meta jm;
 		memset(&jm, 0, sizeof(jm));
 		jpg_parse(p + jpg_off, jpg_len, &jm, &je);
-		/* keep the preview's metadata, not its format or (tiny) size */
+		/* keep the preview's metadata, not its format or (tiny) size;
+		 * the preview itself is the picture to hash */
 		snprintf(jm.format, sizeof(jm.format), "%s", m->format);
 		*m = jm;
+		memset(&m->pics, 0, sizeof(m->pics));
+		m->pics.preview_off = jpg_off;
+		m->pics.preview_len = jpg_len;
 	} else {
 		x_warn(m, "raf: embedded JPEG outside the file");
 	}

@@ -38,6 +38,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 #elif defined(FUZZ_EXTRACT)
 	x_extract(p, size, size, &m, &e);
+	if (size < (1u << 16)) { /* every picture a parser points at: RAW previews too */
+		uint64_t h;
+		const char *src;
+		x_phash(p, size, 1, &m, &h, &src, &e);
+	}
 #else
 	FUZZ_PARSER(p, size, &m, &e);
 #endif

@@ -438,6 +438,47 @@ static void test_phash_thumbnail(void)
 	CHECK_STR(s, "image");
 }
 
+/* A RAW file is hashed from its embedded JPEG preview (the camera's own
+ * rendering), so a RAW and the JPEG the camera wrote beside it compare;
+ * here a Fujifilm RAF, whose header points at its preview. */
+static void test_phash_raw_preview(void)
+{
+	unsigned long jl;
+	unsigned char *jpg = picture(960, 640, 0, 85, 6, &jl), *raf;
+	uint64_t hr = 0, hj = 0;
+	const char *s = NULL;
+	struct x_meta m;
+	struct sl_err e;
+	size_t n = 160 + jl + 64;
+
+	raf = calloc(1, n);
+	memcpy(raf, "FUJIFILMCCD-RAW 0201FF392201FinePix S5Pro", 41);
+	raf[84] = 0, raf[85] = 0, raf[86] = 0, raf[87] = 160;           /* JPEG at 160 */
+	raf[88] = (unsigned char)(jl >> 24), raf[89] = (unsigned char)(jl >> 16);
+	raf[90] = (unsigned char)(jl >> 8), raf[91] = (unsigned char)jl;
+	raf[92 + 2] = (unsigned char)((160 + jl) >> 8), raf[92 + 3] = (unsigned char)(160 + jl);
+	raf[93] = (unsigned char)((160 + jl) >> 16);                      /* directory after */
+	memcpy(raf + 160, jpg, jl);
+	memset(&m, 0, sizeof(m));
+	CHECK_INT(x_extract(raf, n, n, &m, &e), SL_OK);
+	CHECK_STR(m.format, "raf");
+	CHECK(x_phashable(m.format));
+	CHECK_INT(x_phash(raf, n, 1, &m, &hr, &s, &e), SL_OK);
+	CHECK_STR(s ? s : "", "preview");
+	/* the camera's JPEG beside it: the same picture, smaller */
+	free(jpg);
+	jpg = picture(480, 320, 0, 90, 6, &jl);
+	CHECK_INT(jpg_phash(jpg, jl, NULL, 1, &hj, &src, &e), SL_OK);
+	CHECK(ph_distance(hr, hj) <= 3);
+	/* only the first bytes of a streamed RAW: no preview there, no hash,
+	 * and no claim that there is one */
+	memset(&m, 0, sizeof(m));
+	x_extract(raf, 120, n, &m, &e);
+	CHECK(x_phash(raf, 120, 0, &m, &hr, &s, &e) == SL_E_UNSUPPORTED);
+	free(jpg);
+	free(raf);
+}
+
 /* The eight orientations of a picture are bit operations on its hash: a
  * copy without its orientation tag (stored pixels the same, shown
  * otherwise), or turned on disk, is at distance 0 over the variants. */
@@ -547,5 +588,6 @@ int main(void)
 	RUN(test_phash_limits);
 	RUN(test_phash_thumbnail);
 	RUN(test_phash_orientations);
+	RUN(test_phash_raw_preview);
 	return t_done();
 }

@@ -49,7 +49,7 @@ int main(int argc, char **argv)
 			memset(&m, 0, sizeof(m));
 			if (x_extract(p, n, n, &m, &e) == SL_OK && x_phashable(m.format))
 				for (k = 0; k < 20; k++)
-					jpg_phash(p, n, &m, 1, &h, &src, &e);
+					x_phash(p, n, 1, &m, &h, &src, &e);
 			free(p);
 		}
 		return 0;
@@ -57,7 +57,7 @@ int main(int argc, char **argv)
 	(void)only;
 	for (i = 1; i < argc; i++) {
 		struct x_meta m;
-		struct sl_err e;
+		struct sl_err e, ef;
 		uint64_t hd, hf;
 		const char *sd, *sf;
 		size_t n;
@@ -73,10 +73,17 @@ int main(int argc, char **argv)
 		}
 		o = m.have & XM_ORIENTATION ? m.orientation : 1;
 		t0 = sys_now();
-		rd = jpg_phash(p, n, &m, o, &hd, &sd, &e);
+		rd = x_phash(p, n, 1, &m, &hd, &sd, &e);
 		t1 = sys_now();
-		rf = jpg_phash(p, n, NULL, o, &hf, &sf, &e);
+		rf = jpg_phash(p, n, NULL, o, &hf, &sf, &ef);
 		t2 = sys_now();
+		if (rd == SL_OK && rf != SL_OK) { /* a RAW: no image to decode */
+			printf("%-16s %8.0f us %s\n", sd, (t1 - t0) * 1e6, argv[i]);
+			free(p);
+			continue;
+		}
+		if (rd != SL_OK)
+			printf("%-16s %s: %s\n", "none", argv[i], e.msg);
 		if (rd == SL_OK && rf == SL_OK) {
 			d = ph_distance(hd, hf);
 			t_def += t1 - t0;
