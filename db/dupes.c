@@ -295,7 +295,7 @@ static int near(struct db *db, sqlite3_stmt *path_of, int bits, int json, FILE *
 	int r, rc = SL_OK;
 
 	if (sqlite3_prepare_v2(db->h,
-			       "SELECT id, phash, coalesce(phash_src IN ('exif-thumbnail', 'preview'), 0)"
+			       "SELECT id, phash, coalesce(phash_src IN ('exif-thumbnail', 'heif-thumbnail', 'preview'), 0)"
 			       " FROM files WHERE deleted_at IS NULL AND phash IS NOT NULL",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare dupes");

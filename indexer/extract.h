@@ -112,14 +112,15 @@ int jpg_phash(const uint8_t *p, size_t n, const struct x_meta *m, int orientatio
 
 /* Whether files of this format get a perceptual hash (X_PHASH_FORMATS_SQL
  * is the same list for SQL): JPEGs, and RAW files through their embedded
- * JPEG preview. */
+ * JPEG preview, and HEIF pictures (heif.h). */
 int x_phashable(const char *format);
 #define X_PHASH_FORMATS_SQL                                                              \
-	"('jpeg', 'mpo', 'cr2', 'nef', 'arw', 'dng', 'orf', 'rw2', 'pef', 'srw', 'raf')"
+	"('jpeg', 'mpo', 'cr2', 'nef', 'arw', 'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'heic',"    \
+	" 'heif', 'avif')"
 
 /* The perceptual hash of a file whose first n bytes are at p (all of it
- * when whole) and whose metadata is m: from a RAW's embedded preview, or a
- * JPEG by jpg_phash (only when whole).  *src says from what ("preview",
+ * when whole) and whose metadata is m: from a RAW's embedded preview, a
+ * JPEG by jpg_phash or a HEIF picture by heif_phash (only when whole).  *src says from what ("preview",
  * or jpg_phash's).  Returns SL_OK; SL_E_UNSUPPORTED when there is no
  * picture to hash (none in the bytes given); else as jpg_phash. */
 int x_phash(const uint8_t *p, size_t n, int whole, const struct x_meta *m, uint64_t *out,

@@ -5,7 +5,7 @@ set -euo pipefail
 pkgs=(build-essential cmake pkg-config
       libjpeg62-turbo-dev libturbojpeg0-dev libsqlite3-dev libxxhash-dev zlib1g-dev libfuse3-dev fuse3
       python3 xxhash e2fsprogs xfsprogs btrfs-progs util-linux bindfs systemd
-      libimage-exiftool-perl libjpeg-turbo-progs)
+      libheif-dev libimage-exiftool-perl libjpeg-turbo-progs libheif-examples)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,6 +7,7 @@
 
 #include "indexer/exif.h"
 #include "indexer/extract.h"
+#include "indexer/heif.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -35,6 +36,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		jpg_parse(p, size, &m, &e);
 		if (size < (1u << 16)) /* decoding is slow: keep the fuzzer fast */
 			jpg_phash(p, size, &m, (int)(size % 9), &h, &src, &e); /* thumbnails too */
+	}
+#elif defined(FUZZ_HEIF)
+	{
+		uint64_t h;
+		const char *src;
+		heif_phash(p, size, &h, &src, &e);
 	}
 #elif defined(FUZZ_EXTRACT)
 	x_extract(p, size, size, &m, &e);

@@ -7,6 +7,9 @@ pulling the pictures out (exiftool, libjpeg-turbo's djpeg/cjpeg/jpegtran):
   no two RAWs are;
 - a photo whose EXIF orientation says "turn it", and its copy without any
   EXIF (jpegtran -copy none: shown otherwise), are grouped;
+- a HEIC and the JPEG exported from it (heif-convert, libheif's own tool)
+  are grouped, for three of the corpus's HEICs (one stored turned, whose
+  export is turned and keeps the tag);
 - a stale thumbnail: a camera photo turned into its negative by an editor
   that copied the old EXIF back, thumbnail and all (exiftool
   -TagsFromFile), and stamped its ModifyDate: it is hashed from its image,
@@ -23,9 +26,10 @@ from lib import check, done, run, skip, tempdir
 corpus = os.environ.get("SEEKLESS_CORPUS")
 if not corpus or not os.path.isdir(corpus):
     skip("shared corpus not found at %s" % corpus)
-for tool in ("exiftool", "djpeg", "cjpeg", "jpegtran"):
+for tool in ("exiftool", "djpeg", "cjpeg", "jpegtran", "heif-convert"):
     if shutil.which(tool) is None:
-        skip("%s not installed (libimage-exiftool-perl, libjpeg-turbo-progs)" % tool)
+        skip("%s not installed (libimage-exiftool-perl, libjpeg-turbo-progs, libheif-examples)"
+             % tool)
 
 
 def sh(cmd):
@@ -70,6 +74,20 @@ with tempdir("near", base="/dev/shm") as work:
         shutil.copy(os.path.join(corpus, photo), jpg)
         pairs.append((raw, jpg))
 
+    heics = []
+    for name in ("immich-test-assets__formats__heic__IMG_2682.heic",
+                 "libheif__examples__example.heic", "file-type__fixture-heic.heic"):
+        heic = os.path.join(root, name)
+        shutil.copy(os.path.join(corpus, name), heic)
+        os.chmod(heic, 0o644)
+        exported = os.path.join(work, "export-" + name + ".jpg")
+        sh("heif-convert -q 90 '%s' '%s'" % (heic, exported))
+        jpg = os.path.join(root, os.path.splitext(name)[0] + "-export.jpg")
+        # heif-convert writes NAME-1.jpg, NAME-2.jpg... for several images
+        made = exported if os.path.exists(exported) else exported[:-4] + "-1.jpg"
+        shutil.copy(made, jpg)
+        heics.append((heic, jpg))
+
     turned = os.path.join(root, "turned.jpg")
     shutil.copy(os.path.join(corpus, "exif-samples__jpg__orientation__landscape_6.jpg"), turned)
     stripped = os.path.join(root, "turned-stripped.jpg")
@@ -102,6 +120,9 @@ with tempdir("near", base="/dev/shm") as work:
     for raw, jpg in pairs:
         check(ext[raw]["phash_src"] == "preview", "%s hashed from its preview: %s" %
               (os.path.basename(raw), ext[raw]["phash_src"]))
+    for heic, jpg in heics:
+        check(ext[heic]["phash_src"] in ("heif-thumbnail", "image"), "%s hashed: %s" %
+              (os.path.basename(heic), ext[heic]["phash_src"]))
     check(ext[cam]["phash_src"] == "exif-thumbnail", "the camera original from its thumbnail: %s"
           % ext[cam]["phash_src"])
     check(ext[edited]["phash_src"] == "image", "the edited copy from its image, not the stale "
@@ -117,6 +138,9 @@ with tempdir("near", base="/dev/shm") as work:
         check(together(raw, jpg), "RAW and its JPEG grouped: " + os.path.basename(raw))
     for (r1, _), (r2, _) in ((pairs[0], pairs[1]), (pairs[0], pairs[2]), (pairs[1], pairs[2])):
         check(not together(r1, r2), "different RAWs apart: %s, %s" % (r1, r2))
+    for heic, jpg in heics:
+        check(together(heic, jpg), "HEIC and its JPEG export grouped: " + os.path.basename(heic))
+    check(not together(heics[0][0], heics[1][0]), "different HEICs apart")
     check(together(turned, stripped), "a copy that lost its orientation tag is the same photo")
     check(not together(cam, edited), "the negative is another picture")
 done()

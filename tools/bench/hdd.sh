@@ -5,7 +5,8 @@
 # shuffled over their folders) with the latency off, then with it on and a
 # remount before every measurement:
 #   1. seekless bench, all orders, RUNS runs (picture: OUTDIR/hdd-FSTYPE.svg)
-#   2. whole cold scans (walk, locate, read, extract, store), physical and fs
+#   2. whole cold scans (walk, locate, read, extract, store), physical (by
+#      default and with --no-phash) and fs
 #   3. cat of the same files in FIEMAP order, the list made beforehand
 # and prints medians.  Needs root and a build with hddsim.
 set -euo pipefail
@@ -37,11 +38,11 @@ echo "== $fstype: $nfiles files, $bytes bytes in $dirs directories, $runs runs"
 
 timed() { local t0 t1; t0=$(date +%s.%N); "$@" >/dev/null 2>&1; t1=$(date +%s.%N); echo "$t1 - $t0" | bc -l; }
 med() { tr ' ' '\n' | grep -v '^$' | sort -g | awk '{a[NR]=$1} END {print (NR%2)?a[(NR+1)/2]:(a[NR/2]+a[NR/2+1])/2}'; }
-scan() { rm -f "$work/s.db"*; "$bin" scan --quiet --db "$work/s.db" --order "$1" "$mnt/photos"; }
+scan() { rm -f "$work/s.db"*; "$bin" scan --quiet --db "$work/s.db" --order "$@" "$mnt/photos"; }
 catphys() { xargs -0 cat <"$work/phys.list" >/dev/null; }
 declare -A t
 for ((r = 0; r < runs; r++)); do
-  for c in "scan physical" "scan fs" "catphys"; do
+  for c in "scan physical" "scan physical --no-phash" "scan fs" "catphys"; do
     $sh remount "$name"
     $sh reset "$name"
     t[$c]+="$(timed $c) "
@@ -52,8 +53,11 @@ for ((r = 0; r < runs; r++)); do
   done
 done
 sp=$(echo "${t[scan physical]}" | med)
+sn=$(echo "${t[scan physical --no-phash]}" | med)
 sf=$(echo "${t[scan fs]}" | med)
 cp=$(echo "${t[catphys]}" | med)
+printf 'the perceptual hash on a cold disk: default %.2f s, --no-phash %.2f s: %.3fx\n' "$sp" "$sn" \
+  "$(echo "$sp / $sn" | bc -l)"
 printf 'whole cold scan, median of %d: physical %.2f s, fs %.2f s: %.2fx\n' "$runs" "$sp" "$sf" \
   "$(echo "$sf / $sp" | bc -l)"
 printf 'cat in FIEMAP order: %.2f s; scan physical / cat: %.2f\n' "$cp" "$(echo "$sp / $cp" | bc -l)"
