@@ -73,7 +73,14 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 			struct heif_image_handle *t = NULL;
 			int tw, th;
 			uint64_t px;
-			if (heif_image_handle_get_thumbnail(primary, ids[k], &t).code != heif_error_Ok)
+			e = heif_image_handle_get_thumbnail(primary, ids[k], &t);
+			if (e.code == heif_error_Memory_allocation_error) {
+				/* no other picture may stand in: the hash would
+				 * depend on the memory of the scan */
+				rc = fail(e, err, "thumbnail");
+				goto out;
+			}
+			if (e.code != heif_error_Ok)
 				continue;
 			tw = heif_image_handle_get_width(t);
 			th = heif_image_handle_get_height(t);
@@ -130,6 +137,9 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 		} else if (bits != 8) {
 			plane = NULL;
 		}
+	} else if (e.code == heif_error_Memory_allocation_error) {
+		rc = fail(e, err, "decode");
+		goto out;
 	} else {
 		e = heif_decode_image(use, &img, heif_colorspace_RGB, heif_chroma_interleaved_RGB, NULL);
 		if (e.code != heif_error_Ok) {

@@ -470,7 +470,9 @@ static void band(const uint8_t *img, uint32_t stride, uint32_t x0, uint32_t x1, 
 #define BAND_BINS 8
 
 /* The hash of the file's EXIF thumbnail, when it shows the picture the
- * file holds: 1 when *out is set.  Editors that change the pixels and keep
+ * file holds: 1 when *out is set, 0 when the thumbnail cannot stand in, -1
+ * when memory ran out (then the whole image must not stand in either: the
+ * file's hash would depend on the memory of the scan that read it).  Editors that change the pixels and keep
  * the old EXIF leave a stale thumbnail; three checks, each costing next to
  * nothing beside a full decode, keep one from standing in:
  *   - the Exif PixelX/YDimension, which cameras write, must be the frame's
@@ -504,8 +506,14 @@ static int thumb_hash(const uint8_t *p, size_t n, const struct x_meta *m, int or
 	t.keep = 1;
 	t.keep_max = THUMB_MAX;
 	grid = malloc(sizeof(*grid));
-	if (!grid || jpg_grey(p + m->pics.thumb_off, (size_t)m->pics.thumb_len, &t) != 0)
+	if (!grid) {
+		ok = -1;
 		goto out;
+	}
+	if (jpg_grey(p + m->pics.thumb_off, (size_t)m->pics.thumb_len, &t) != 0) {
+		ok = t.code == SL_E_NOMEM ? -1 : 0;
+		goto out;
+	}
 	img = t.buf;
 	if (t.w < 32 || t.h < 24)
 		goto out;
@@ -532,8 +540,10 @@ static int thumb_hash(const uint8_t *p, size_t n, const struct x_meta *m, int or
 	s.max_rows = rows;
 	s.keep = 1;
 	s.keep_max = ((size_t)m->width / denom + 8) * rows;
-	if (jpg_grey(p, n, &s) != 0)
+	if (jpg_grey(p, n, &s) != 0) {
+		ok = s.code == SL_E_NOMEM ? -1 : 0;
 		goto out;
+	}
 	strip = s.buf;
 	if (s.w < BAND_BINS)
 		goto out;
@@ -564,10 +574,14 @@ int jpg_phash(const uint8_t *p, size_t n, const struct x_meta *m, int orientatio
 {
 	struct jgrey d;
 	struct ph_grid *grid;
+	int th;
 
 	*out = 0;
 	*src = NULL;
-	if (m && thumb_hash(p, n, m, orientation, out)) {
+	th = m ? thumb_hash(p, n, m, orientation, out) : 0;
+	if (th < 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
+	if (th > 0) {
 		*src = "exif-thumbnail";
 		return SL_OK;
 	}

@@ -9,7 +9,11 @@
  * After each faulted run: the exit status is one seekless documents, the
  * index passes SQLite's integrity check, and a clean rerun on the same index
  * leaves it exactly as a clean scan from scratch does (same records, same
- * errors).  Under ASan (tests/run.sh --sanitize) leaks and bad frees on the
+ * errors).  A second test fails, one after the other, every allocation that
+ * extracting and hashing one file makes, for every picture of the corpus:
+ * the file's hash must then be either the clean one or an out-of-memory
+ * error, never another picture's (a thumbnail that cannot be decoded for
+ * want of memory must not let the whole image stand in).  Under ASan (tests/run.sh --sanitize) leaks and bad frees on the
  * failure paths fail the test too. */
 #include <dirent.h>
 #include <errno.h>
@@ -24,6 +28,7 @@
 
 #include <sqlite3.h>
 
+#include "indexer/extract.h"
 #include "tests/unit/test.h"
 #include "tools/cli.h"
 
@@ -360,6 +365,90 @@ static void test_every_allocation(void)
 	free(want);
 }
 
+/* Extraction and perceptual hash of one file: the hash's status, the hash
+ * and its source. */
+struct hashed {
+	int tried; /* a picture x_phash was asked to hash */
+	int rc;
+	uint64_t h;
+	const char *src;
+};
+
+static struct hashed hash_once(const uint8_t *p, size_t n)
+{
+	struct x_meta m;
+	struct sl_err e;
+	struct hashed r = {0, SL_E_UNSUPPORTED, 0, NULL};
+	int rc;
+
+	memset(&m, 0, sizeof(m));
+	rc = x_extract(p, n, n, &m, &e);
+	if (rc == SL_E_NOMEM) {
+		r.rc = rc;
+		return r;
+	}
+	if (rc != SL_OK || !x_phashable(m.format))
+		return r;
+	r.tried = 1;
+	r.rc = x_phash(p, n, 1, &m, &r.h, &r.src, &e);
+	return r;
+}
+
+static void test_every_allocation_of_a_hash(void)
+{
+	struct dirent **names;
+	int n = scandir(SEEKLESS_CORPUS_DIR, &names, NULL, alphasort), i;
+	long pictures = 0, runs = 0, nomem = 0;
+
+	CHECK(n > 0);
+	for (i = 0; i < n; i++) {
+		char path[PATH_MAX];
+		unsigned char *d = NULL;
+		size_t len;
+		struct hashed want, got;
+		long total, k;
+
+		snprintf(path, sizeof(path), "%s/%s", SEEKLESS_CORPUS_DIR, names[i]->d_name);
+		if (names[i]->d_type != DT_REG || !(d = t_read(path, &len)))
+			goto next;
+		atomic_store(&countdown, -1);
+		atomic_store(&allocations, 0);
+		want = hash_once(d, len);
+		total = atomic_load(&allocations);
+		if (!want.tried)
+			goto next; /* not a picture we hash */
+		pictures++;
+		for (k = 0; k < total; k++) {
+			atomic_store(&countdown, k);
+			got = hash_once(d, len);
+			atomic_store(&countdown, -1);
+			runs++;
+			if (got.rc == SL_E_NOMEM) {
+				nomem++;
+				continue;
+			}
+			if (got.tried != want.tried || got.rc != want.rc || got.h != want.h ||
+			    (want.src && (!got.src || strcmp(got.src, want.src) != 0))) {
+				fprintf(stderr, "  %s, allocation %ld of %ld failed: status %d, hash "
+						"%016llx from %s; without failure %d, %016llx from %s\n",
+					names[i]->d_name, k, total, got.rc, (unsigned long long)got.h,
+					got.src ? got.src : "-", want.rc, (unsigned long long)want.h,
+					want.src ? want.src : "-");
+				CHECK(0);
+				break;
+			}
+		}
+	next:
+		free(d);
+		free(names[i]);
+	}
+	free(names);
+	fprintf(stderr, "  %ld pictures, %ld faulted runs, %ld of them out of memory\n", pictures,
+		runs, nomem);
+	CHECK(pictures > 20);
+	CHECK(nomem > 0);
+}
+
 int main(void)
 {
 	int rc;
@@ -370,6 +459,7 @@ int main(void)
 	}
 	root = t_tmpdir("oom-tree");
 	dbdir = t_tmpdir("oom-db");
+	RUN(test_every_allocation_of_a_hash);
 	RUN(test_every_allocation);
 	rc = t_done();
 	t_rmtree(root);
