@@ -1,5 +1,6 @@
 #include "indexer/extract.h"
 #include "indexer/heif.h"
+#include "indexer/raster.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -265,7 +266,8 @@ void x_hash_once(const void *p, size_t n, char out[33])
 int x_phashable(const char *format)
 {
 	static const char *const formats[] = {"jpeg", "mpo", "cr2", "nef",  "arw",  "dng", "orf",
-					      "rw2",  "pef", "srw", "raf", "heic", "heif", "avif"};
+					      "rw2",  "pef", "srw", "raf", "heic", "heif", "avif",
+					      "png",  "webp"};
 	size_t i;
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
 		if (strcmp(format, formats[i]) == 0)
@@ -297,5 +299,7 @@ int x_phash(const uint8_t *p, size_t n, int whole, const struct x_meta *m, uint6
 	if ((strcmp(m->format, "heic") == 0 || strcmp(m->format, "heif") == 0 ||
 	     strcmp(m->format, "avif") == 0) && whole)
 		return heif_phash(p, n, out, src, err);
+	if ((strcmp(m->format, "png") == 0 || strcmp(m->format, "webp") == 0) && whole)
+		return raster_phash(m->format, p, n, o, out, src, err);
 	return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "phash: no picture in the first %zu bytes", n);
 }

@@ -8,6 +8,7 @@
 #include "indexer/exif.h"
 #include "indexer/extract.h"
 #include "indexer/heif.h"
+#include "indexer/raster.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -42,6 +43,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t h;
 		const char *src;
 		heif_phash(p, size, &h, &src, &e);
+	}
+#elif defined(FUZZ_RASTER)
+	{
+		uint64_t h;
+		const char *src;
+		/* the PNG signature's first byte picks libpng, anything else libwebp */
+		raster_phash(size && p[0] == 0x89 ? "png" : "webp", p, size, (int)(size % 9), &h,
+			     &src, &e);
 	}
 #elif defined(FUZZ_EXTRACT)
 	x_extract(p, size, size, &m, &e);

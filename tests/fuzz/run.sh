@@ -25,7 +25,7 @@ if [ ! -d "$seeds" ]; then
   rm -rf "$seeds/gen"
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(exif jpeg extract heif png gif webp bmff jp2 tiff raf crw mrw usn retrieval)
+[ ${#targets[@]} -gt 0 ] || targets=(exif jpeg extract heif raster png gif webp bmff jp2 tiff raf crw mrw usn retrieval)
 status=0
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t"

@@ -10,6 +10,9 @@ pulling the pictures out (exiftool, libjpeg-turbo's djpeg/cjpeg/jpegtran):
 - a HEIC and the JPEG exported from it (heif-convert, libheif's own tool)
   are grouped, for three of the corpus's HEICs (one stored turned, whose
   export is turned and keeps the tag);
+- a PNG (netpbm's pnmtopng) and a WebP (libwebp's cwebp, one of them
+  made smaller on the way) of a JPEG photo are grouped with it, for three
+  photos; different photos' copies are not;
 - a stale thumbnail: a camera photo turned into its negative by an editor
   that copied the old EXIF back, thumbnail and all (exiftool
   -TagsFromFile), and stamped its ModifyDate: it is hashed from its image,
@@ -26,10 +29,10 @@ from lib import check, done, run, skip, tempdir
 corpus = os.environ.get("SEEKLESS_CORPUS")
 if not corpus or not os.path.isdir(corpus):
     skip("shared corpus not found at %s" % corpus)
-for tool in ("exiftool", "djpeg", "cjpeg", "jpegtran", "heif-convert"):
+for tool in ("exiftool", "djpeg", "cjpeg", "jpegtran", "heif-convert", "pnmtopng", "cwebp"):
     if shutil.which(tool) is None:
-        skip("%s not installed (libimage-exiftool-perl, libjpeg-turbo-progs, libheif-examples)"
-             % tool)
+        skip("%s not installed (libimage-exiftool-perl, libjpeg-turbo-progs, libheif-examples, "
+             "netpbm, webp)" % tool)
 
 
 def sh(cmd):
@@ -88,6 +91,18 @@ with tempdir("near", base="/dev/shm") as work:
         shutil.copy(made, jpg)
         heics.append((heic, jpg))
 
+    # web and editor copies of the RAWs' JPEGs: PNG at full size, WebP at
+    # full size for the first two and at 60% for the third
+    copies = []
+    for i, (_, jpg) in enumerate(pairs):
+        png = os.path.splitext(jpg)[0] + "-copy.png"
+        webp = os.path.splitext(jpg)[0] + "-copy.webp"
+        sh("djpeg '%s' | pnmtopng > '%s'" % (jpg, png))
+        w = int(sh("exiftool -s3 -ImageWidth '%s'" % jpg).strip())
+        sh("cwebp -quiet -q 80 %s '%s' -o '%s'" %
+           ("-resize %d 0" % (w * 6 // 10) if i == 2 else "", jpg, webp))
+        copies.append((jpg, png, webp))
+
     turned = os.path.join(root, "turned.jpg")
     shutil.copy(os.path.join(corpus, "exif-samples__jpg__orientation__landscape_6.jpg"), turned)
     stripped = os.path.join(root, "turned-stripped.jpg")
@@ -123,6 +138,10 @@ with tempdir("near", base="/dev/shm") as work:
     for heic, jpg in heics:
         check(ext[heic]["phash_src"] in ("heif-thumbnail", "image"), "%s hashed: %s" %
               (os.path.basename(heic), ext[heic]["phash_src"]))
+    for jpg, png, webp in copies:
+        for c in (png, webp):
+            check(ext[c]["phash_src"] == "image", "%s hashed from its image: %s" %
+                  (os.path.basename(c), ext[c]["phash_src"]))
     check(ext[cam]["phash_src"] == "exif-thumbnail", "the camera original from its thumbnail: %s"
           % ext[cam]["phash_src"])
     check(ext[edited]["phash_src"] == "image", "the edited copy from its image, not the stale "
@@ -141,6 +160,13 @@ with tempdir("near", base="/dev/shm") as work:
     for heic, jpg in heics:
         check(together(heic, jpg), "HEIC and its JPEG export grouped: " + os.path.basename(heic))
     check(not together(heics[0][0], heics[1][0]), "different HEICs apart")
+    for jpg, png, webp in copies:
+        check(together(jpg, png), "a PNG copy grouped with its JPEG: " + os.path.basename(png))
+        check(together(jpg, webp), "a WebP copy grouped with its JPEG: " + os.path.basename(webp))
+    for (_, p1, w1), (_, p2, w2) in ((copies[0], copies[1]), (copies[0], copies[2]),
+                                     (copies[1], copies[2])):
+        check(not together(p1, w2) and not together(w1, p2) and not together(p1, p2),
+              "copies of different photos apart: %s, %s" % (p1, p2))
     check(together(turned, stripped), "a copy that lost its orientation tag is the same photo")
     check(not together(cam, edited), "the negative is another picture")
 done()

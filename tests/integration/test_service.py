@@ -94,16 +94,21 @@ with tempdir("svc", base="/dev/shm") as work:
     mkcorpus(big, "--files", 3000, "--median", "40k", "--seed", 8, "--no-sync")
     bdb = os.path.join(work, "big.db")
     for sig, full in ((signal.SIGTERM, []), (signal.SIGINT, ["--full"])):
+        before = (db_rows(bdb, "SELECT coalesce(max(id), 0) FROM scans")[0][0]
+                  if os.path.exists(bdb) else 0)
         p = subprocess.Popen([BIN, "scan", "--jobs", "1", "--db", bdb] + full + [big],
                              stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        # once something is stored (a fixed delay was too short under ASan
-        # on a busy machine), and well before the end
+        # once this scan has stored something (a fixed delay was too short
+        # under ASan on a busy machine; the previous scan's records do not
+        # count: the signal would come before the handlers), and well before
+        # the end
         deadline = time.time() + 60
         while p.poll() is None and time.time() < deadline:
             time.sleep(0.02)
             try:
-                if db_rows(bdb, "SELECT count(*) FROM files"
-                                " WHERE last_scan = (SELECT max(id) FROM scans)")[0][0]:
+                if db_rows(bdb, "SELECT count(*) FROM files WHERE last_scan ="
+                                " (SELECT max(id) FROM scans) AND last_scan > ?",
+                           (before,))[0][0]:
                     break
             except Exception:
                 pass  # not created yet
