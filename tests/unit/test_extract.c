@@ -4,9 +4,11 @@
 
 #include <jpeglib.h>
 #include <xxhash.h>
+#include <zlib.h>
 
 #include "indexer/extract.h"
 #include "indexer/phash.h"
+#include "indexer/raster.h"
 #include "tests/unit/test.h"
 #include "tools/mkcorpus/exifw.h"
 
@@ -577,6 +579,92 @@ static void test_hash(void)
 	free(d);
 }
 
+static void put32(unsigned char *p, uint32_t v)
+{
+	p[0] = (unsigned char)(v >> 24), p[1] = (unsigned char)(v >> 16);
+	p[2] = (unsigned char)(v >> 8), p[3] = (unsigned char)v;
+}
+
+/* A PNG chunk at out + *at: length, type, data, CRC (zlib's crc32). */
+static void chunk(unsigned char *out, size_t *at, const char *type, const unsigned char *d,
+		  uint32_t n)
+{
+	put32(out + *at, n);
+	memcpy(out + *at + 4, type, 4);
+	if (n)
+		memcpy(out + *at + 8, d, n);
+	put32(out + *at + 8 + n, (uint32_t)crc32(0, out + *at + 4, n + 4));
+	*at += 12 + n;
+}
+
+/* An 8-bit grey PNG of w x h declared, whose IDAT is zlib of the len bytes
+ * of rows (each a filter byte and w samples, or fewer than it declares);
+ * *n its size. */
+static unsigned char *grey_png(uint32_t w, uint32_t h, const unsigned char *rows, size_t len,
+			       size_t *n)
+{
+	unsigned char ihdr[13] = {0}, *out, *z;
+	uLongf zn = compressBound((uLong)len);
+	size_t at = 8;
+
+	z = malloc(zn);
+	CHECK(compress(z, &zn, rows, (uLong)len) == Z_OK);
+	out = malloc(8 + 25 + 12 + zn + 12);
+	memcpy(out, "\x89PNG\r\n\x1a\n", 8);
+	put32(ihdr, w);
+	put32(ihdr + 4, h);
+	ihdr[8] = 8; /* bit depth; colour type 0 (grey), no interlace */
+	chunk(out, &at, "IHDR", ihdr, 13);
+	chunk(out, &at, "IDAT", z, (uint32_t)zn);
+	chunk(out, &at, "IEND", NULL, 0);
+	free(z);
+	*n = at;
+	return out;
+}
+
+/* PNG through libpng: the pixels we wrote hash as they do in the grid
+ * directly; pictures too big or too small for their bytes are refused
+ * before decoding. */
+static void test_raster_png(void)
+{
+	enum { W = 96, H = 64 };
+	unsigned char rows[H * (W + 1)], *png, *big;
+	struct ph_grid grid;
+	uint64_t want, h;
+	size_t n, x, y;
+	struct sl_err e;
+
+	for (y = 0; y < H; y++) {
+		rows[y * (W + 1)] = 0;
+		for (x = 0; x < W; x++)
+			rows[y * (W + 1) + 1 + x] = (unsigned char)((x * 7 + y * y) & 0xff);
+	}
+	ph_grid_init(&grid, W, H);
+	for (y = 0; y < H; y++)
+		ph_grid_row(&grid, (uint32_t)y, rows + y * (W + 1) + 1);
+	want = ph_hash(&grid, 6);
+	png = grey_png(W, H, rows, sizeof(rows), &n);
+	CHECK_INT(raster_phash("png", png, n, 6, &h, &src, &e), SL_OK);
+	CHECK(h == want);
+	CHECK(src && strcmp(src, "image") == 0);
+	/* cut: libpng says why, no hash */
+	CHECK_INT(raster_phash("png", png, n / 2, 6, &h, &src, &e), SL_E_CORRUPT);
+	CHECK(src == NULL);
+	free(png);
+	/* 49 MP declared in a few hundred bytes: cannot fit, not decoded */
+	big = grey_png(7000, 7000, rows, sizeof(rows), &n);
+	CHECK_INT(raster_phash("png", big, n, 1, &h, &src, &e), SL_E_CORRUPT);
+	CHECK(strstr(e.msg, "7000x7000 PNG cannot fit") != NULL);
+	free(big);
+	/* over the cap */
+	big = grey_png(8000, 8000, rows, sizeof(rows), &n);
+	CHECK_INT(raster_phash("png", big, n, 1, &h, &src, &e), SL_E_UNSUPPORTED);
+	CHECK(strstr(e.msg, "8000x8000 PNG: not decoded") != NULL);
+	free(big);
+	/* not a WebP */
+	CHECK(raster_phash("webp", rows, sizeof(rows), 1, &h, &src, &e) != SL_OK);
+}
+
 int main(void)
 {
 	RUN(test_jpeg);
@@ -589,5 +677,6 @@ int main(void)
 	RUN(test_phash_thumbnail);
 	RUN(test_phash_orientations);
 	RUN(test_phash_raw_preview);
+	RUN(test_raster_png);
 	return t_done();
 }
