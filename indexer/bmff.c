@@ -437,6 +437,27 @@ static void parse_cr3_moov(const struct bc *c, const struct box *moov, struct x_
 	}
 }
 
+/* Canon's preview box, a top-level uuid holding PRVW: after its header 4
+ * unknown bytes, 2 more, width and height (16 bits each), 2 more, the
+ * JPEG's length (32 bits), then the JPEG (1620x1080 on every EOS R).  The
+ * perceptual hash comes from it (x_phash), as from other RAWs' previews;
+ * it lies in the first few hundred kB, before the raw data. */
+static const uint8_t canon_preview_uuid[16] = {0xea, 0xf4, 0x2b, 0x5e, 0x1c, 0x98, 0x4b, 0x88,
+					       0xb9, 0xfb, 0xb7, 0xdc, 0x40, 0x6e, 0x4d, 0x16};
+
+static void parse_cr3_preview(const struct bc *c, const struct box *u, struct x_meta *m)
+{
+	struct box t;
+	uint32_t len;
+
+	if (box_at(c, u->body + 16 + 8, u->end, &t) != 0 || strcmp(t.type, "PRVW") != 0 ||
+	    bc_be32(c, t.body + 12, &len) != 0 || len < 128 || !bc_has(c, t.body + 16, len) ||
+	    t.body + 16 + (size_t)len > t.end || !bc_is(c, t.body + 16, "\xff\xd8", 2))
+		return; /* not there, or past the bytes we hold (a streamed file's first chunk) */
+	m->pics.preview_off = t.body + 16;
+	m->pics.preview_len = len;
+}
+
 int bmff_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 {
 	struct bc c = bc_make(p, n, 1);
@@ -456,6 +477,9 @@ int bmff_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 			parse_meta(h, &b);
 		else if (strcmp(b.type, "moov") == 0 && strcmp(m->format, "cr3") == 0)
 			parse_cr3_moov(&c, &b, m);
+		else if (strcmp(b.type, "uuid") == 0 && strcmp(m->format, "cr3") == 0 &&
+			 bc_is(&c, b.body, canon_preview_uuid, 16))
+			parse_cr3_preview(&c, &b, m);
 		if (b.truncated)
 			break;
 		pos = b.end;

@@ -266,8 +266,8 @@ void x_hash_once(const void *p, size_t n, char out[33])
 int x_phashable(const char *format)
 {
 	static const char *const formats[] = {"jpeg", "mpo", "cr2", "nef",  "arw",  "dng", "orf",
-					      "rw2",  "pef", "srw", "raf", "heic", "heif", "avif",
-					      "png",  "webp"};
+					      "rw2",  "pef", "srw", "raf", "cr3",  "heic", "heif",
+					      "avif", "png",  "webp"};
 	size_t i;
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
 		if (strcmp(format, formats[i]) == 0)

@@ -115,8 +115,8 @@ int jpg_phash(const uint8_t *p, size_t n, const struct x_meta *m, int orientatio
  * JPEG preview, HEIF pictures (heif.h), PNG and WebP (raster.h). */
 int x_phashable(const char *format);
 #define X_PHASH_FORMATS_SQL                                                              \
-	"('jpeg', 'mpo', 'cr2', 'nef', 'arw', 'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'heic',"    \
-	" 'heif', 'avif', 'png', 'webp')"
+	"('jpeg', 'mpo', 'cr2', 'nef', 'arw', 'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'cr3',"    \
+	" 'heic', 'heif', 'avif', 'png', 'webp')"
 
 /* The perceptual hash of a file whose first n bytes are at p (all of it
  * when whole) and whose metadata is m: from a RAW's embedded preview, a

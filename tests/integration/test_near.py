@@ -4,7 +4,8 @@ pulling the pictures out (exiftool, libjpeg-turbo's djpeg/cjpeg/jpegtran):
 - a RAW file (the shared corpus's Panasonic RW2, Canon CR2 and DNG, into
   which exiftool writes a JPEG preview: the photo at half size, as a
   camera renders it) and the JPEG beside it (the photo itself) are grouped;
-  no two RAWs are;
+  no two RAWs are; so are a Canon CR3 with its own preview and a JPEG made
+  from what exiftool pulls out of it;
 - a photo whose EXIF orientation says "turn it", and its copy without any
   EXIF (jpegtran -copy none: shown otherwise), are grouped;
 - a HEIC and the JPEG exported from it (heif-convert, libheif's own tool)
@@ -19,6 +20,7 @@ pulling the pictures out (exiftool, libjpeg-turbo's djpeg/cjpeg/jpegtran):
   and is not grouped with the original; the original is hashed from its
   thumbnail.
 """
+import itertools
 import json
 import os
 import shutil
@@ -77,6 +79,18 @@ with tempdir("near", base="/dev/shm") as work:
         shutil.copy(os.path.join(corpus, photo), jpg)
         pairs.append((raw, jpg))
 
+    # a Canon CR3 (EOS R6) carries its own 1620x1080 preview (PRVW): the
+    # JPEG beside it is that preview as exiftool pulls it out, made half
+    # size and re-saved
+    cr3 = os.path.join(root, "canon-r6.cr3")
+    shutil.copy(os.path.join(corpus, "nom-exif__canon-r6.cr3"), cr3)
+    os.chmod(cr3, 0o644)
+    cr3_prev = os.path.join(work, "cr3-preview.jpg")
+    check(preview_of(cr3, cr3_prev), "exiftool finds the CR3's preview")
+    cr3_jpg = os.path.join(root, "canon-r6.JPG")
+    sh("djpeg -scale 1/2 '%s' | cjpeg -quality 85 > '%s'" % (cr3_prev, cr3_jpg))
+    pairs.append((cr3, cr3_jpg))
+
     heics = []
     for name in ("immich-test-assets__formats__heic__IMG_2682.heic",
                  "libheif__examples__example.heic", "file-type__fixture-heic.heic"):
@@ -94,7 +108,7 @@ with tempdir("near", base="/dev/shm") as work:
     # web and editor copies of the RAWs' JPEGs: PNG at full size, WebP at
     # full size for the first two and at 60% for the third
     copies = []
-    for i, (_, jpg) in enumerate(pairs):
+    for i, (_, jpg) in enumerate(pairs[:3]):
         png = os.path.splitext(jpg)[0] + "-copy.png"
         webp = os.path.splitext(jpg)[0] + "-copy.webp"
         sh("djpeg '%s' | pnmtopng > '%s'" % (jpg, png))
@@ -155,7 +169,7 @@ with tempdir("near", base="/dev/shm") as work:
 
     for raw, jpg in pairs:
         check(together(raw, jpg), "RAW and its JPEG grouped: " + os.path.basename(raw))
-    for (r1, _), (r2, _) in ((pairs[0], pairs[1]), (pairs[0], pairs[2]), (pairs[1], pairs[2])):
+    for (r1, _), (r2, _) in itertools.combinations(pairs, 2):
         check(not together(r1, r2), "different RAWs apart: %s, %s" % (r1, r2))
     for heic, jpg in heics:
         check(together(heic, jpg), "HEIC and its JPEG export grouped: " + os.path.basename(heic))
