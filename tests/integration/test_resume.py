@@ -38,7 +38,23 @@ with tempdir("resume", base="/dev/shm") as work:
         full = ["--full"] if i >= RUNS * 2 // 5 else []
         p = subprocess.Popen([BIN, "scan", "--quiet", "--jobs", "1", "--db", db] + full + [root],
                              stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-        time.sleep(whole * (rng.uniform(0.1, 0.9) if full else rng.uniform(0.1, 0.35)))
+        if full:
+            time.sleep(whole * rng.uniform(0.1, 0.9))
+        else:
+            # killed soon after it has stored something new: a fixed share
+            # of a quiet scan's time can end before the first commit when
+            # the machine is busy (CI runs two tests at once)
+            deadline = time.monotonic() + 30 * whole + 10
+            while p.poll() is None and time.monotonic() < deadline:
+                time.sleep(0.01)
+                try:
+                    if os.path.exists(db) and db_rows(
+                            db, "SELECT count(*) FROM files WHERE content_hash IS NOT NULL"
+                            )[0][0] > stored_before:
+                        break
+                except Exception:
+                    pass  # no index yet, or its schema not made yet
+            time.sleep(whole * rng.uniform(0, 0.1))
         if p.poll() is None:
             p.send_signal(signal.SIGKILL)
             killed += 1

@@ -106,9 +106,9 @@ with tempdir("svc", base="/dev/shm") as work:
         while p.poll() is None and time.time() < deadline:
             time.sleep(0.02)
             try:
-                if db_rows(bdb, "SELECT count(*) FROM files WHERE last_scan ="
-                                " (SELECT max(id) FROM scans) AND last_scan > ?",
-                           (before,))[0][0]:
+                if os.path.exists(bdb) and db_rows(
+                        bdb, "SELECT count(*) FROM files WHERE last_scan ="
+                             " (SELECT max(id) FROM scans) AND last_scan > ?", (before,))[0][0]:
                     break
             except Exception:
                 pass  # not created yet
