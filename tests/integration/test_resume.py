@@ -54,7 +54,7 @@ with tempdir("resume", base="/dev/shm") as work:
                         break
                 except Exception:
                     pass  # no index yet, or its schema not made yet
-            time.sleep(whole * rng.uniform(0, 0.1))
+            time.sleep(whole * rng.uniform(0, 0.03))
         if p.poll() is None:
             p.send_signal(signal.SIGKILL)
             killed += 1
