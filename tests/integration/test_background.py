@@ -81,7 +81,14 @@ try:
         sh("remount", name)
         p = subprocess.Popen([BIN, "scan", "--background", "--full", "--order", "fs", "--db", db,
                               root], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-        time.sleep(1.0)
+        # once it is reading (stores what it read), not after a fixed
+        # delay: its threads are SCHED_IDLE, and on a busy machine they may
+        # not have run at all a second later
+        deadline = time.monotonic() + 60
+        while p.poll() is None and time.monotonic() < deadline:
+            if db_rows(db, "SELECT count(*) FROM files WHERE last_scan > 1")[0][0]:
+                break
+            time.sleep(0.05)
         t = time.monotonic()
         subprocess.run(["dd", "if=" + other, "of=/dev/null", "bs=1M", "iflag=direct"],
                        check=True, capture_output=True)
