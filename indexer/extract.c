@@ -175,6 +175,9 @@ int x_extract(const uint8_t *p, size_t n, uint64_t file_size, struct x_meta *m,
 			break;
 		}
 	}
+	if (rc == SL_OK && n == file_size && (strcmp(m->format, "jpeg") == 0 ||
+					      strcmp(m->format, "mpo") == 0))
+		jpg_check_end(p, n, m);
 	if (n < file_size && rc != SL_OK) {
 		/* we hold only the head of a streamed file: not proof of damage */
 		x_warn(m, "%s", err->msg);

@@ -98,6 +98,11 @@ int tiff_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 int raf_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int crw_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int mrw_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+/* Whether a JPEG held whole reaches its end-of-image marker: its first
+ * image's scans are stepped through (a memchr for each 0xFF: next to free
+ * beside reading the bytes); a warning when they run out first.  A copy
+ * cut short shows a camera's thumbnail whole, so the hash may not notice. */
+void jpg_check_end(const uint8_t *p, size_t n, struct x_meta *m);
 /* 64-bit perceptual hash (phash.h) of a JPEG as it is displayed (after
  * its EXIF orientation, 1-8; 0 = as stored): from its EXIF thumbnail when m
  * (what jpg_parse found; may be NULL) has one that shows the same picture,

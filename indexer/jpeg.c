@@ -283,6 +283,52 @@ int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 }
 
 
+void jpg_check_end(const uint8_t *p, size_t n, struct x_meta *m)
+{
+	size_t pos = 2;
+	int scans = 0;
+
+	/* markers up to the first scan, then through the entropy-coded data:
+	 * a 0xFF there is stuffing (FF 00), a restart marker or fill, else
+	 * the next marker (tables and scans of a progressive image) */
+	while (pos + 1 < n) {
+		const uint8_t *q;
+		uint8_t mk;
+		uint16_t len;
+
+		if (scans) {
+			q = memchr(p + pos, 0xFF, n - pos);
+			if (!q)
+				break;
+			pos = (size_t)(q - p);
+			if (pos + 1 >= n)
+				break;
+		} else if (p[pos] != 0xFF) {
+			return; /* damage before the scan: jpg_parse has said so */
+		}
+		mk = p[pos + 1];
+		if (mk == 0xFF) {
+			pos++;
+			continue;
+		}
+		if (mk == 0x00 || (mk >= 0xD0 && mk <= 0xD7) || mk == 0x01) {
+			pos += 2;
+			continue;
+		}
+		if (mk == 0xD9)
+			return; /* the end of the image */
+		if (pos + 4 > n)
+			break;
+		len = (uint16_t)(p[pos + 2] << 8 | p[pos + 3]);
+		if (len < 2)
+			return; /* damage: not ours to judge here */
+		pos += 2 + (size_t)len;
+		scans += mk == 0xDA;
+	}
+	if (scans)
+		x_warn(m, "jpeg: the image data ends before its end marker (a truncated file?)");
+}
+
 /* ---- perceptual hash ------------------------------------------------------ */
 
 /* A decode to grey for the hash (phash.h).  The output scale is the

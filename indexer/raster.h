@@ -33,4 +33,8 @@
 int raster_phash(const char *format, const uint8_t *p, size_t n, int orientation, uint64_t *out,
 		 const char **src, struct sl_err *err);
 
+/* 1 when this build decodes PNG and WebP, 0 when raster_phash always says
+ * it cannot. */
+int raster_decodes(void);
+
 #endif

@@ -154,3 +154,8 @@ int raster_phash(const char *format, const uint8_t *p, size_t n, int orientation
 		*src = "image";
 	return rc;
 }
+
+int raster_decodes(void)
+{
+	return 1;
+}

@@ -12,3 +12,8 @@ int raster_phash(const char *format, const uint8_t *p, size_t n, int orientation
 	*src = NULL;
 	return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "phash: this build has no %s decoder", format);
 }
+
+int raster_decodes(void)
+{
+	return 0;
+}
