@@ -2,7 +2,7 @@
 """How well `seekless dupes --near` finds copies of a photo, and whether it
 ever joins two different ones.
 
-    tools/bench/near.py [--bits N] [--photos 26] [--keep DIR]
+    tools/bench/near.py [--bits N] [--photos 26] [--formats] [--keep DIR]
 
 Takes distinct real photos (at least 400x300) from ../shared/corpus/real,
 one per scene (the corpus has the same scene in several orientations and
@@ -14,6 +14,9 @@ libjpeg-turbo's own tools, as the issue describes:
                                                      orientation tag)
   cropped  jpegtran -copy all -crop 96% (centred)   (the EXIF, with its old
                                                      thumbnail, kept)
+With --formats, two more of each, in other formats (needs netpbm, webp):
+  png      djpeg | pnmtopng                        (no EXIF left)
+  webp     cwebp -q 75 -resize W/2 0               (no EXIF left)
 Then scans them (default options), runs `dupes --near[=BITS] --json`, and
 counts: copies grouped with their original, by kind; groups holding two
 originals.  Needs djpeg, cjpeg, jpegtran (libjpeg-turbo-progs) and exiftool.
@@ -33,6 +36,7 @@ top = os.path.dirname(os.path.dirname(here))
 ap = argparse.ArgumentParser()
 ap.add_argument("--bits", type=int, default=None)
 ap.add_argument("--photos", type=int, default=26)
+ap.add_argument("--formats", action="store_true", help="PNG and WebP copies too")
 ap.add_argument("--keep", default=None, help="build the set here and keep it")
 ap.add_argument("--bin", default=os.path.join(top, "build", "seekless"))
 ap.add_argument("--corpus", default=os.path.join(top, "..", "shared", "corpus", "real"))
@@ -76,8 +80,13 @@ for i, (src, w, h) in enumerate(chosen):
         "q50": "djpeg '%s' | cjpeg -quality 50 > '%s'",
         "stripped": "jpegtran -copy none '%s' > '%s'",
     }
+    exts = {}
+    if args.formats:
+        steps["png"] = "djpeg '%s' | pnmtopng > '%s'"
+        steps["webp"] = "cwebp -quiet -q 75 -resize " + str(w // 2) + " 0 '%s' -o '%s'"
+        exts = {"png": ".png", "webp": ".webp"}
     for kind, cmd in steps.items():
-        out = "%s-%s.jpg" % (base, kind)
+        out = "%s-%s%s" % (base, kind, exts.get(kind, ".jpg"))
         if subprocess.run(["sh", "-c", cmd % (orig, out)], capture_output=True).returncode == 0 \
                 and os.path.getsize(out) > 0:
             made[out] = (i, kind)
