@@ -29,23 +29,42 @@ static int fail(struct heif_error e, struct sl_err *err, const char *what)
 	return SL_FAIL(err, code, 0, "phash: %s: %s", what, e.message ? e.message : "libheif");
 }
 
+/* w x h 8-bit grey from libheif's samples: 16-bit little-endian ones of
+ * `bits` bits (size 2), or interleaved RGB (size 3).  NULL without memory. */
+static uint8_t *to_grey(const uint8_t *plane, int stride, int w, int h, int size, int bits)
+{
+	uint8_t *grey = malloc((size_t)w * (size_t)h);
+	int x, y;
+
+	if (!grey)
+		return NULL;
+	for (y = 0; y < h; y++)
+		for (x = 0; x < w; x++) {
+			const uint8_t *q = plane + (size_t)y * (size_t)stride + (size_t)size * (size_t)x;
+			uint8_t *g = grey + (size_t)y * (size_t)w + (size_t)x;
+			if (size == 2)
+				*g = (uint8_t)(((unsigned)q[0] | (unsigned)q[1] << 8) >> (bits - 8));
+			else
+				*g = (uint8_t)((299 * q[0] + 587 * q[1] + 114 * q[2] + 500) / 1000);
+		}
+	return grey;
+}
+
 int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, struct sl_err *err)
 {
 	struct heif_context *ctx = NULL;
 	struct heif_image_handle *primary = NULL, *thumb = NULL, *use;
 	struct heif_image *img = NULL;
 	struct heif_error e;
-	struct ph_grid *grid = NULL;
 	const uint8_t *plane, *rgb;
 	uint8_t *grey = NULL;
-	int stride, w, h, y, rc = SL_OK;
+	int stride, w, h, rc = SL_OK;
 
 	*out = 0;
 	*src = NULL;
 	pthread_once(&init_once, init);
 	ctx = heif_context_alloc();
-	grid = malloc(sizeof(*grid));
-	if (!ctx || !grid) {
+	if (!ctx) {
 		rc = SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
 		goto out;
 	}
@@ -120,18 +139,10 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 		h = heif_image_get_height(img, heif_channel_Y);
 		if (plane && bits > 8 && bits <= 16 && w > 0 && h > 0 && stride >= 2 * w) {
 			/* 10 or 12 bits (Sony's HIF): 16-bit samples, made 8 */
-			int x;
-			grey = malloc((size_t)w * (size_t)h);
-			if (!grey) {
+			if (!(grey = to_grey(plane, stride, w, h, 2, bits))) {
 				rc = SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
 				goto out;
 			}
-			for (y = 0; y < h; y++)
-				for (x = 0; x < w; x++) {
-					const uint8_t *q = plane + (size_t)y * (size_t)stride + 2 * (size_t)x;
-					unsigned v = (unsigned)q[0] | (unsigned)q[1] << 8;
-					grey[(size_t)y * (size_t)w + (size_t)x] = (uint8_t)(v >> (bits - 8));
-				}
 			plane = grey;
 			stride = w;
 		} else if (bits != 8) {
@@ -151,18 +162,10 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 		h = heif_image_get_height(img, heif_channel_interleaved);
 		plane = NULL;
 		if (rgb && w > 0 && h > 0 && stride >= 3 * w) {
-			int x;
-			grey = malloc((size_t)w * (size_t)h);
-			if (!grey) {
+			if (!(grey = to_grey(rgb, stride, w, h, 3, 8))) {
 				rc = SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
 				goto out;
 			}
-			for (y = 0; y < h; y++)
-				for (x = 0; x < w; x++) {
-					const uint8_t *q = rgb + (size_t)y * (size_t)stride + 3 * (size_t)x;
-					grey[(size_t)y * (size_t)w + (size_t)x] =
-						(uint8_t)((299 * q[0] + 587 * q[1] + 114 * q[2] + 500) / 1000);
-				}
 			plane = grey;
 			stride = w;
 		}
@@ -171,10 +174,9 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 		rc = SL_FAIL(err, SL_E_UNSUPPORTED, 0, "phash: a HEIF picture not of 8-bit samples");
 		goto out;
 	}
-	ph_grid_init(grid, (uint32_t)w, (uint32_t)h);
-	for (y = 0; y < h; y++)
-		ph_grid_row(grid, (uint32_t)y, plane + (size_t)y * (size_t)stride);
-	*out = ph_hash(grid, 1); /* libheif turned it as it is shown */
+	/* libheif turned it as it is shown */
+	if (ph_hash_plane(plane, (uint32_t)w, (uint32_t)h, (size_t)stride, 1, out) != 0)
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
 out:
 	if (rc != SL_OK)
 		*src = NULL;
@@ -182,7 +184,6 @@ out:
 	heif_image_handle_release(thumb);
 	heif_image_handle_release(primary);
 	heif_context_free(ctx);
-	free(grid);
 	free(grey);
 	return rc;
 }

@@ -534,9 +534,8 @@ static int thumb_hash(const uint8_t *p, size_t n, const struct x_meta *m, int or
 		      uint64_t *out)
 {
 	struct jgrey t, s;
-	struct ph_grid *grid = NULL;
 	uint8_t *img = NULL, *strip = NULL;
-	uint32_t top, bottom, left, right, cw, ch, y, rows;
+	uint32_t top, bottom, left, right, cw, ch, rows;
 	unsigned denom;
 	double a[BAND_BINS], b[BAND_BINS], mad = 0;
 	int i, ok = 0;
@@ -551,11 +550,6 @@ static int thumb_hash(const uint8_t *p, size_t n, const struct x_meta *m, int or
 	t.min_side = 48; /* 80x60 of a 160x120 thumbnail: enough for the grid and its bars */
 	t.keep = 1;
 	t.keep_max = THUMB_MAX;
-	grid = malloc(sizeof(*grid));
-	if (!grid) {
-		ok = -1;
-		goto out;
-	}
 	if (jpg_grey(p + m->pics.thumb_off, (size_t)m->pics.thumb_len, &t) != 0) {
 		ok = t.code == SL_E_NOMEM ? -1 : 0;
 		goto out;
@@ -603,15 +597,13 @@ static int thumb_hash(const uint8_t *p, size_t n, const struct x_meta *m, int or
 	if (mad / BAND_BINS > 24)
 		goto out;
 take:
-	ph_grid_init(grid, cw, ch);
-	for (y = 0; y < ch; y++)
-		ph_grid_row(grid, y, img + (size_t)(top + y) * t.w + left);
-	*out = ph_hash(grid, orientation);
-	ok = 1;
+	if (ph_hash_plane(img + (size_t)top * t.w + left, cw, ch, t.w, orientation, out) != 0)
+		ok = -1;
+	else
+		ok = 1;
 out:
 	free(img);
 	free(strip);
-	free(grid);
 	return ok;
 }
 

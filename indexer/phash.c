@@ -3,6 +3,7 @@
 
 #include <math.h>
 #include <pthread.h>
+#include <stdlib.h>
 #include <string.h>
 
 void ph_grid_init(struct ph_grid *g, uint32_t w, uint32_t h)
@@ -219,4 +220,20 @@ int ph_bars(const uint8_t *img, uint32_t w, uint32_t h, uint32_t *top, uint32_t 
 	*left = l;
 	*right = r;
 	return t || b || l || r;
+}
+
+int ph_hash_plane(const uint8_t *plane, uint32_t w, uint32_t h, size_t stride, int orientation,
+		  uint64_t *out)
+{
+	struct ph_grid *g = malloc(sizeof(*g)); /* 8 kB of sums: not for the stack */
+	uint32_t y;
+
+	if (!g)
+		return -1;
+	ph_grid_init(g, w, h);
+	for (y = 0; y < h; y++)
+		ph_grid_row(g, y, plane + (size_t)y * stride);
+	*out = ph_hash(g, orientation);
+	free(g);
+	return 0;
 }

@@ -47,6 +47,12 @@ void ph_grid_row(struct ph_grid *g, uint32_t y, const uint8_t *row);
  * (1-8; anything else counts as 1). */
 uint64_t ph_hash(const struct ph_grid *g, int orientation);
 
+/* The hash of a whole w x h grey picture held in memory (rows stride
+ * bytes apart), as displayed with orientation: 0, or -1 when the grid's
+ * memory cannot be had. */
+int ph_hash_plane(const uint8_t *plane, uint32_t w, uint32_t h, size_t stride, int orientation,
+		  uint64_t *out);
+
 /* The hash the same picture gets in orientation k of the eight (k = 0: as
  * is; 1: mirrored left-right; 2: upside down; 3: mirrored top-bottom;
  * 4: transposed; 5: turned 90 degrees clockwise; 6: transverse;

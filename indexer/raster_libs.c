@@ -12,16 +12,8 @@
 static int hash_plane(const uint8_t *plane, uint32_t w, uint32_t h, size_t stride, int orientation,
 		      uint64_t *out, struct sl_err *err)
 {
-	struct ph_grid *grid = malloc(sizeof(*grid));
-	uint32_t y;
-
-	if (!grid)
+	if (ph_hash_plane(plane, w, h, stride, orientation, out) != 0)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
-	ph_grid_init(grid, w, h);
-	for (y = 0; y < h; y++)
-		ph_grid_row(grid, y, plane + (size_t)y * stride);
-	*out = ph_hash(grid, orientation);
-	free(grid);
 	return SL_OK;
 }
 
