@@ -99,8 +99,11 @@ int raf_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int crw_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int mrw_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 /* Whether a JPEG held whole reaches its end-of-image marker: its first
- * image's scans are stepped through (a memchr for each 0xFF: next to free
- * beside reading the bytes); a warning when they run out first.  A copy
+ * image's markers are stepped through up to its first scan; a file that
+ * ends with FF D9 there is whole (the entropy-coded data cannot hold it),
+ * else the scans are stepped through (a memchr for each 0xFF, a fifth of a
+ * warm scan's time) to an end marker before trailing data; a warning when
+ * they run out first.  A copy
  * cut short shows a camera's thumbnail whole, so the hash may not notice. */
 void jpg_check_end(const uint8_t *p, size_t n, struct x_meta *m);
 /* 64-bit perceptual hash (phash.h) of a JPEG as it is displayed (after

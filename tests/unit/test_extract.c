@@ -697,6 +697,23 @@ static void test_jpeg_truncated(void)
 			free(copy);
 		}
 		CHECK_INT(cut, (int)((len - 1 - len / 4 + 96) / 97));
+		/* data after the end marker (a maker's trailer, padding): the
+		 * file no longer ends with FF D9, the scans are stepped through
+		 * to the marker, and it is whole */
+		{
+			unsigned char *t = malloc(len + 600);
+			memcpy(t, j, len);
+			memset(t + len, 0, 600);
+			memcpy(t + len + 100, "\xff\xd8\xff\xe1\x00\x10SEFT", 10);
+			CHECK_INT(x_extract(t, len + 600, len + 600, &m, &e), SL_OK);
+			CHECK(strstr(m.warnings, "end marker") == NULL);
+			/* and cut inside the scan data with that trailer's bytes
+			 * after the cut: still truncated */
+			memmove(t + len / 2, t + len, 600);
+			CHECK_INT(x_extract(t, len / 2 + 600, len / 2 + 600, &m, &e), SL_OK);
+			CHECK(strstr(m.warnings, "ends before its end marker") != NULL);
+			free(t);
+		}
 		free(j);
 	}
 }

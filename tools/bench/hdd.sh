@@ -9,19 +9,24 @@
 #      default and with --no-phash) and fs
 #   3. cat of the same files in FIEMAP order, the list made beforehand
 # and prints medians.  Needs root and a build with hddsim.
+# HDDSIM_OPTS passes options to the emulator: "--depth 1" is a drive that
+# serves one command at a time in arrival order (a USB bridge without UAS),
+# the harshest honest setting; the default queues 32 and serves them in
+# elevator order, as NCQ does.
 set -euo pipefail
 fstype=${1:?usage: hdd.sh FSTYPE [FILES] [RUNS] [OUTDIR]}
 nfiles=${2:-2000}
 runs=${3:-3}
 outdir=$(realpath "${4:-.}")
 here=$(cd "$(dirname "$0")/../.." && pwd)
-bin=$here/build/seekless
+bin=${SEEKLESS_BIN:-$here/build/seekless}
 sh="bash $here/tools/hddsim/hddsim.sh"
 name=bench-$fstype
 work=$(mktemp -d /dev/shm/seekless-hdd-XXXXXX)
 trap '$sh down $name >/dev/null 2>&1 || true; rm -rf "$work"' EXIT
 
-mnt=$($sh up "$name" "$fstype" 2G | tail -1)
+# shellcheck disable=SC2086
+mnt=$($sh up "$name" "$fstype" 2G ${HDDSIM_OPTS:-} | tail -1)
 $sh latency "$name" off
 "$here/build/mkcorpus" --files "$nfiles" --median 150k --seed 7 "$mnt/photos" >/dev/null
 $sh remount "$name"
@@ -31,7 +36,7 @@ $sh remount "$name"
 bytes=$(find "$mnt/photos" -type f -printf '%s\n' | awk '{s+=$1} END {printf "%.0f", s}')
 dirs=$(find "$mnt/photos" -type d | wc -l)
 $sh latency "$name" on
-echo "== $fstype: $nfiles files, $bytes bytes in $dirs directories, $runs runs"
+echo "== $fstype: $nfiles files, $bytes bytes in $dirs directories, $runs runs, hddsim ${HDDSIM_OPTS:-(defaults)}"
 
 "$bin" bench --runs "$runs" --db "$work/bench.db" --svg "$outdir/hdd-$fstype.svg" \
   --cold-cmd "$sh remount $name" "$mnt/photos" 2>/dev/null
