@@ -51,6 +51,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		uint64_t h;
 		const char *src;
 		jpg_parse(p, size, &m, &e);
+		jpg_check_end(p, size, &m);
 		if (size < (1u << 16) && small(&m, FUZZ_MAX_PIXELS))
 			jpg_phash(p, size, &m, (int)(size % 9), &h, &src, &e); /* thumbnails too */
 	}
