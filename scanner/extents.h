@@ -26,6 +26,8 @@ struct ext_result {
 	uint32_t fragments; /* 0 when the extent map is unknown */
 	uint16_t flags;     /* FT_LOCATED, FT_INLINE, FT_UNKNOWN, FT_ENCODED, FT_EMPTY, FT_NOEXT */
 	int noext_errno;    /* with FT_NOEXT: the error the file system gave */
+	int undecided;      /* this answer is about the file alone: it does not
+			       tell whether the file system has extent maps */
 };
 
 /* Identity, size, mtime and ctime of path, without opening it and without

@@ -4,8 +4,10 @@
  * A file whose data has no clusters (ERROR_HANDLE_EOF: empty, or small
  * enough to be resident in its MFT record) is flagged inline and placed by
  * file ID, which on NTFS is the MFT record number: where its data lives.
- * LCNs are made byte offsets with the volume's cluster size, looked up once
- * per volume. */
+ * LCNs are made volume byte offsets with the volume's cluster size and the
+ * base of its cluster heap (FSCTL_GET_RETRIEVAL_POINTER_BASE: 0 on NTFS,
+ * the reserved sectors and FATs on FAT32 and exFAT), looked up once per
+ * volume. */
 #include "scanner/extents.h"
 
 #include <errno.h>
@@ -20,48 +22,85 @@
 
 #define RP_BATCH 64
 
-/* Cluster sizes by volume serial; the locate pass is single-threaded, the
- * lock only keeps this safe for any other caller. */
-static SRWLOCK cl_lock = SRWLOCK_INIT;
-static struct {
+/* What a volume's LCNs mean, by volume serial; the locate pass is
+ * single-threaded, the lock only keeps this safe for any other caller. */
+struct geometry {
 	DWORD serial;
-	DWORD bytes;
-} cl_cache[64];
-static int cl_n;
+	DWORD cluster;        /* bytes */
+	DWORD sector;         /* bytes */
+	int64_t base_sectors; /* where LCN 0 is */
+};
+static SRWLOCK geo_lock = SRWLOCK_INIT;
+static struct geometry geo_cache[64];
+static int geo_n;
 
-static DWORD cluster_size(const wchar_t *wpath, DWORD serial)
+/* Where the cluster heap begins, in sectors.  The control code goes to the
+ * volume (access 0 is enough, no elevation needed); where it is refused
+ * (NTFS before Windows 7, Wine) LCN 0 is the volume's start, which is true
+ * of NTFS and leaves FAT's offsets short by a constant per volume: the
+ * order within the volume is unaffected. */
+static int64_t heap_base(const wchar_t *root)
 {
-	wchar_t root[MAX_PATH + 8];
-	DWORD spc, bps, fc, tc, size = 0;
-	int i;
+	wchar_t vol[64];
+	RETRIEVAL_POINTER_BASE b;
+	DWORD got = 0;
+	size_t n;
+	HANDLE h;
+	int64_t base = 0;
 
-	AcquireSRWLockShared(&cl_lock);
-	for (i = 0; i < cl_n; i++)
-		if (cl_cache[i].serial == serial)
-			size = cl_cache[i].bytes;
-	ReleaseSRWLockShared(&cl_lock);
-	if (size)
-		return size;
-	if (GetVolumePathNameW(wpath, root, MAX_PATH + 8) &&
-	    GetDiskFreeSpaceW(root, &spc, &bps, &fc, &tc))
-		size = spc * bps;
-	if (!size)
+	if (!GetVolumeNameForVolumeMountPointW(root, vol, sizeof(vol) / sizeof(vol[0])))
 		return 0;
-	AcquireSRWLockExclusive(&cl_lock);
-	if (cl_n < (int)(sizeof(cl_cache) / sizeof(cl_cache[0]))) {
-		cl_cache[cl_n].serial = serial;
-		cl_cache[cl_n].bytes = size;
-		cl_n++;
-	}
-	ReleaseSRWLockExclusive(&cl_lock);
-	return size;
+	n = wcslen(vol);
+	if (n && vol[n - 1] == L'\\')
+		vol[n - 1] = 0; /* "\\?\Volume{...}" opens the volume, with "\" its root */
+	h = CreateFileW(vol, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+			OPEN_EXISTING, 0, NULL);
+	if (h == INVALID_HANDLE_VALUE)
+		return 0;
+	if (DeviceIoControl(h, FSCTL_GET_RETRIEVAL_POINTER_BASE, NULL, 0, &b, sizeof(b), &got,
+			    NULL) && got >= sizeof(b) && b.FileAreaOffset.QuadPart > 0)
+		base = b.FileAreaOffset.QuadPart;
+	CloseHandle(h);
+	return base;
 }
 
-/* Errors meaning "this volume has no retrieval pointers", not "this file". */
+static int geometry(const wchar_t *wpath, DWORD serial, struct geometry *g)
+{
+	wchar_t root[MAX_PATH + 8];
+	DWORD spc, bps, fc, tc;
+	int i, found = 0;
+
+	AcquireSRWLockShared(&geo_lock);
+	for (i = 0; i < geo_n && !found; i++)
+		if (geo_cache[i].serial == serial) {
+			*g = geo_cache[i];
+			found = 1;
+		}
+	ReleaseSRWLockShared(&geo_lock);
+	if (found)
+		return 0;
+	if (!GetVolumePathNameW(wpath, root, MAX_PATH + 8) ||
+	    !GetDiskFreeSpaceW(root, &spc, &bps, &fc, &tc) || !spc || !bps)
+		return -1;
+	g->serial = serial;
+	g->cluster = spc * bps;
+	g->sector = bps;
+	g->base_sectors = heap_base(root);
+	AcquireSRWLockExclusive(&geo_lock);
+	if (geo_n < (int)(sizeof(geo_cache) / sizeof(geo_cache[0])))
+		geo_cache[geo_n++] = *g;
+	ReleaseSRWLockExclusive(&geo_lock);
+	return 0;
+}
+
+/* Errors meaning "this volume has no retrieval pointers", not "this file".
+ * ERROR_INVALID_PARAMETER is not one: NTFS gives it for one file (a
+ * stream it cannot map) on a volume that maps the rest, and taking it as
+ * the volume's answer turned physical order off for the whole drive. */
 static int is_unsupported(DWORD e)
 {
 	return e == ERROR_INVALID_FUNCTION || e == ERROR_NOT_SUPPORTED ||
-	       e == ERROR_INVALID_PARAMETER || e == 1452 /* ERROR_INVALID_DEVICE_REQUEST */;
+	       e == 1452 /* ERROR_INVALID_DEVICE_REQUEST */;
 }
 
 static void map_extents(HANDLE h, const wchar_t *wpath, DWORD serial, struct ext_result *r)
@@ -71,7 +110,7 @@ static void map_extents(HANDLE h, const wchar_t *wpath, DWORD serial, struct ext
 		unsigned char raw[RP_HEADER + RP_BATCH * RP_EXTENT];
 	} u;
 	struct rp_state s;
-	DWORD cluster;
+	struct geometry g;
 
 	rp_init(&s);
 	for (;;) {
@@ -95,11 +134,19 @@ static void map_extents(HANDLE h, const wchar_t *wpath, DWORD serial, struct ext
 				r->flags |= FT_NOEXT;
 				r->noext_errno = win_errno(e);
 			} else {
-				r->flags |= FT_UNKNOWN; /* a later batch failed */
+				/* this file only (a later batch failed, or the
+				 * file system would not map it) */
+				r->flags |= FT_UNKNOWN;
+				r->undecided = 1;
 			}
 			return;
 		}
 		res = rp_feed(&s, u.raw, got, !ok);
+		if (res == RP_NOTHING) {
+			r->flags |= FT_UNKNOWN;
+			r->undecided = 1;
+			return;
+		}
 		if (res == RP_BOGUS) {
 			r->flags |= FT_NOEXT;
 			r->noext_errno = WIN_E_BOGUS_EXTENTS;
@@ -114,13 +161,13 @@ static void map_extents(HANDLE h, const wchar_t *wpath, DWORD serial, struct ext
 		r->flags |= FT_EMPTY; /* all holes */
 		return;
 	}
-	cluster = cluster_size(wpath, serial);
-	if (!cluster) {
+	if (geometry(wpath, serial, &g) != 0 ||
+	    rp_offset(s.first_lcn, g.cluster, g.base_sectors, g.sector, &r->phys) != 0) {
 		r->flags |= FT_UNKNOWN;
+		r->phys = 0;
 		return;
 	}
 	r->flags |= FT_LOCATED;
-	r->phys = (uint64_t)s.first_lcn * cluster;
 }
 
 /* Open without following a reparse point; access 0 is enough for the

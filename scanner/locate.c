@@ -210,7 +210,7 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 			break;
 		f = &ft->files[k];
 		d = &ft->devs[f->dev];
-		if (d->extents == -1) {
+		if (d->extents == -1 && !r.undecided) {
 			if (r.flags & FT_NOEXT) {
 				d->extents = 0;
 				d->extents_errno = r.noext_errno;

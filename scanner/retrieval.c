@@ -30,6 +30,8 @@ enum rp_result rp_feed(struct rp_state *s, const unsigned char *buf, size_t len,
 		return RP_BOGUS;
 	n = le32(buf);
 	vcn = le64s(buf + 8);
+	if (n == 0 && !more && s->extents == 0)
+		return RP_NOTHING;
 	if (n == 0 || (size_t)n > (len - RP_HEADER) / RP_EXTENT)
 		return RP_BOGUS;
 	if (vcn < 0 || vcn > s->next_vcn)
@@ -68,4 +70,22 @@ enum rp_result rp_feed(struct rp_state *s, const unsigned char *buf, size_t len,
 	}
 	s->next_vcn = vcn;
 	return RP_DONE;
+}
+
+int rp_offset(int64_t lcn, uint32_t cluster, int64_t base_sectors, uint32_t sector,
+	      uint64_t *out)
+{
+	uint64_t heap, at;
+
+	if (lcn < 0 || base_sectors < 0 || !cluster || !sector)
+		return -1;
+	if ((uint64_t)base_sectors > (uint64_t)INT64_MAX / sector ||
+	    (uint64_t)lcn > (uint64_t)INT64_MAX / cluster)
+		return -1;
+	heap = (uint64_t)base_sectors * sector;
+	at = (uint64_t)lcn * cluster;
+	if (at > (uint64_t)INT64_MAX - heap)
+		return -1;
+	*out = heap + at;
+	return 0;
 }

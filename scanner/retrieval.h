@@ -40,14 +40,24 @@ struct rp_state {
 };
 
 enum rp_result {
-	RP_DONE,  /* the map is complete */
-	RP_MORE,  /* the answer was ERROR_MORE_DATA: ask again from next_vcn */
-	RP_BOGUS  /* an impossible answer: treat the volume as having no map */
+	RP_DONE,    /* the map is complete */
+	RP_MORE,    /* the answer was ERROR_MORE_DATA: ask again from next_vcn */
+	RP_BOGUS,   /* an impossible answer: treat the volume as having no map */
+	RP_NOTHING  /* a first answer of no extents at all: says nothing of
+		       this file, nor of the volume's other files */
 };
 
 void rp_init(struct rp_state *s);
 
 /* Take one answer of len bytes; more: the call reported ERROR_MORE_DATA. */
 enum rp_result rp_feed(struct rp_state *s, const unsigned char *buf, size_t len, int more);
+
+/* The volume byte offset of cluster lcn: LCNs count from the cluster heap,
+ * which on FAT32 and exFAT begins after the reserved sectors and the FATs
+ * (FSCTL_GET_RETRIEVAL_POINTER_BASE gives it in sectors; 0 on NTFS), so
+ * base_sectors * sector + lcn * cluster.  Returns 0, or -1 when a value is
+ * negative, a size is 0, or the offset would not fit in 63 bits. */
+int rp_offset(int64_t lcn, uint32_t cluster, int64_t base_sectors, uint32_t sector,
+	      uint64_t *out);
 
 #endif

@@ -115,8 +115,43 @@ static void test_bogus(void)
 	rp_init(&s);
 	CHECK_INT(rp_feed(&s, b, 8, 0), RP_BOGUS);
 	CHECK_INT(rp_feed(&s, b, answer(b, 0, stuck, 1) - 1, 0), RP_BOGUS);
+	/* zero extents: after a MORE_DATA answer that is impossible; as the
+	 * first answer it places nothing, and says nothing of the volume */
+	rp_init(&s);
+	CHECK_INT(rp_feed(&s, b, answer(b, 0, stuck, 1), 1), RP_MORE);
 	b[0] = 0;
-	CHECK_INT(rp_feed(&s, b, RP_HEADER + RP_EXTENT, 0), RP_BOGUS); /* zero extents */
+	CHECK_INT(rp_feed(&s, b, RP_HEADER + RP_EXTENT, 0), RP_BOGUS);
+	rp_init(&s);
+	CHECK_INT(rp_feed(&s, b, RP_HEADER, 0), RP_NOTHING);
+	CHECK_INT(s.located, 0);
+	rp_init(&s);
+	CHECK_INT(rp_feed(&s, b, RP_HEADER, 1), RP_BOGUS); /* "more" of nothing */
+}
+
+/* FAT32 as mkfs.fat lays it out for 8 GiB: 32 reserved sectors, two FATs
+ * of 7,672 sectors, 4 KiB clusters; the cluster heap starts at sector
+ * 32 + 2 * 7672 = 15,376, and LCN 0 is cluster 2, the first of the heap. */
+static void test_offset(void)
+{
+	uint64_t at = 0;
+
+	CHECK_INT(rp_offset(0, 4096, 15376, 512, &at), 0);
+	CHECK(at == 15376ull * 512);
+	CHECK_INT(rp_offset(1000, 4096, 15376, 512, &at), 0);
+	CHECK(at == 7872512ull + 4096000ull);
+	/* NTFS: the heap is the volume */
+	CHECK_INT(rp_offset(1000, 4096, 0, 512, &at), 0);
+	CHECK(at == 4096000ull);
+	/* 4Kn sectors */
+	CHECK_INT(rp_offset(3, 65536, 100, 4096, &at), 0);
+	CHECK(at == 409600ull + 196608ull);
+	CHECK_INT(rp_offset(-1, 4096, 0, 512, &at), -1);
+	CHECK_INT(rp_offset(0, 4096, -1, 512, &at), -1);
+	CHECK_INT(rp_offset(1, 0, 0, 512, &at), -1);
+	CHECK_INT(rp_offset(1, 4096, 0, 0, &at), -1);
+	CHECK_INT(rp_offset(INT64_MAX / 4096 + 1, 4096, 0, 512, &at), -1);
+	CHECK_INT(rp_offset(INT64_MAX / 4096, 4096, 1 << 20, 512, &at), -1);
+	CHECK_INT(rp_offset(INT64_MAX / 4096, 4096, 0, 512, &at), 0);
 }
 
 int main(void)
@@ -126,5 +161,6 @@ int main(void)
 	RUN(test_all_holes);
 	RUN(test_more_data);
 	RUN(test_bogus);
+	RUN(test_offset);
 	return t_done();
 }
