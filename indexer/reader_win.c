@@ -23,7 +23,7 @@ struct rd_file {
 
 static const DWORD SHARE = FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE;
 
-static HANDLE open_read(const wchar_t *w, DWORD access, DWORD *e)
+static HANDLE open_read(const wchar_t *w, DWORD access, DWORD flags, DWORD *e)
 {
 	HANDLE h;
 
@@ -34,9 +34,38 @@ static HANDLE open_read(const wchar_t *w, DWORD access, DWORD *e)
 	case RD_FAULT_EIO: *e = ERROR_READ_FAULT; return INVALID_HANDLE_VALUE;
 	default: break;
 	}
-	h = CreateFileW(w, access, SHARE, NULL, OPEN_EXISTING,
-			FILE_FLAG_SEQUENTIAL_SCAN | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+	h = CreateFileW(w, access, SHARE, NULL, OPEN_EXISTING, FILE_FLAG_SEQUENTIAL_SCAN | flags,
+			NULL);
 	*e = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
+	return h;
+}
+
+/* Opened without following a reparse point, so a link put in the file's
+ * place since the walk is seen and refused (win_stat_handle).  But that
+ * open also goes around the filters that serve the data of files whose
+ * reparse point is not a link: Data Deduplication and WOF (`compact
+ * /exe`) keep the bytes elsewhere, and the file's own stream is a stub.
+ * Such a file is opened again the ordinary way, through its filter. */
+static int needs_filter(HANDLE h)
+{
+	FILE_ATTRIBUTE_TAG_INFO tag;
+
+	if (!GetFileInformationByHandleEx(h, FileAttributeTagInfo, &tag, sizeof(tag)))
+		return 0;
+	return (tag.FileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) &&
+	       !IsReparseTagNameSurrogate(tag.ReparseTag);
+}
+
+/* With write-attribute rights when we may (for SetFileTime below); a
+ * read-only ACL answers ERROR_ACCESS_DENIED, a locked SD card or other
+ * write-protected medium ERROR_WRITE_PROTECT: then read-only. */
+static HANDLE open_for_reading(const wchar_t *w, DWORD flags, DWORD *e, int *keep_atime)
+{
+	HANDLE h = open_read(w, GENERIC_READ | FILE_WRITE_ATTRIBUTES, flags, e);
+
+	*keep_atime = h != INVALID_HANDLE_VALUE;
+	if (h == INVALID_HANDLE_VALUE && (*e == ERROR_ACCESS_DENIED || *e == ERROR_WRITE_PROTECT))
+		h = open_read(w, GENERIC_READ, flags, e);
 	return h;
 }
 
@@ -62,15 +91,17 @@ int rd_open(const char *path, struct rd_file **out, struct rd_info *info, struct
 	struct rd_file *f;
 	HANDLE h;
 	DWORD e;
-	int rc;
+	int rc, keep_atime;
 
 	*out = NULL;
 	if (!w)
 		return SL_FAIL(err, errno == ENOMEM ? SL_E_NOMEM : SL_E_IO, errno, "open");
-	h = open_read(w, GENERIC_READ | FILE_WRITE_ATTRIBUTES, &e);
-	if (h == INVALID_HANDLE_VALUE && e == ERROR_ACCESS_DENIED)
-		h = open_read(w, GENERIC_READ, &e);
-	else if (h != INVALID_HANDLE_VALUE)
+	h = open_for_reading(w, FILE_FLAG_OPEN_REPARSE_POINT, &e, &keep_atime);
+	if (h != INVALID_HANDLE_VALUE && needs_filter(h)) {
+		CloseHandle(h);
+		h = open_for_reading(w, 0, &e, &keep_atime);
+	}
+	if (h != INVALID_HANDLE_VALUE && keep_atime)
 		SetFileTime(h, NULL, &keep, NULL);
 	free(w);
 	if (h == INVALID_HANDLE_VALUE)
