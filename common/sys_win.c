@@ -10,6 +10,7 @@
 #include <psapi.h>
 #include <sddl.h>
 #include <shellapi.h>
+#include <shlobj.h>
 
 #include "common/win.h"
 
@@ -205,10 +206,26 @@ int sys_create_private(const char *path)
 	return rc;
 }
 
-/* An environment variable in UTF-8 with '/' separators, or -1. */
+/* A known folder in UTF-8 with '/' separators, or -1.  Asked of the
+ * shell rather than read from the environment: a service's environment
+ * need not have the variables (Wine's services have no ProgramData), and
+ * the folder is the same either way. */
 static int env_path(const wchar_t *name, struct strbuf *out)
 {
-	const wchar_t *v = _wgetenv(name);
+	const KNOWNFOLDERID *id = wcscmp(name, L"ProgramData") == 0    ? &FOLDERID_ProgramData
+				  : wcscmp(name, L"LOCALAPPDATA") == 0 ? &FOLDERID_LocalAppData
+								       : &FOLDERID_RoamingAppData;
+	const wchar_t *v;
+	wchar_t *known = NULL;
+	int rc;
+
+	if (SHGetKnownFolderPath(id, 0, NULL, &known) == S_OK && known && known[0]) {
+		rc = win_from_path(known, out);
+		CoTaskMemFree(known);
+		return rc;
+	}
+	CoTaskMemFree(known);
+	v = _wgetenv(name);
 	if (!v || !v[0])
 		return -1;
 	return win_from_path(v, out);

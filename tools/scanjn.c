@@ -26,12 +26,12 @@ void sj_free(struct scanjn *j)
 	memset(j, 0, sizeof(*j));
 }
 
-/* The file ID of the index's folder: our own writes there are not changes. */
-static size_t index_folder(const char *dbpath, uint64_t *id)
+/* The file ID of the index's folder, and the volume it is on: our own
+ * writes there are not changes. */
+static size_t index_folder(const char *dbpath, uint64_t *dev, uint64_t *id)
 {
 	struct strbuf dir = STRBUF_INIT;
 	const char *a, *b, *slash;
-	uint64_t dev;
 	size_t n = 0;
 
 	a = strrchr(dbpath, '/');
@@ -39,7 +39,7 @@ static size_t index_folder(const char *dbpath, uint64_t *id)
 	slash = a > b ? a : b;
 	if (slash) {
 		sb_add(&dir, dbpath, (size_t)(slash - dbpath) + (slash == dbpath));
-		if (!dir.oom && sys_file_id(dir.p, &dev, id) == 0)
+		if (!dir.oom && sys_file_id(dir.p, dev, id) == 0)
 			n = 1;
 	}
 	sb_free(&dir);
@@ -98,7 +98,7 @@ static void judge(struct scanjn *j, struct sj_vol *v, struct db *db, int full,
 int sj_decide(struct scanjn *j, struct db *db, struct prep *p, const char *dbpath, int full,
 	      struct sl_err *err)
 {
-	uint64_t ignore[1];
+	uint64_t ignore[1], index_dev = 0;
 	size_t nignore, i, v, kept;
 	long *on;
 	int rc = SL_OK, any_walk = 0, any_list = 0;
@@ -106,7 +106,7 @@ int sj_decide(struct scanjn *j, struct db *db, struct prep *p, const char *dbpat
 
 	if (!p->nroots)
 		return SL_OK;
-	nignore = index_folder(dbpath, &ignore[0]);
+	nignore = index_folder(dbpath, &index_dev, &ignore[0]);
 	on = malloc(p->nroots * sizeof(*on));
 	if (!on)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
@@ -137,8 +137,14 @@ int sj_decide(struct scanjn *j, struct db *db, struct prep *p, const char *dbpat
 		}
 		on[i] = (long)v;
 	}
-	for (v = 0; v < j->nvols && rc == SL_OK; v++)
-		judge(j, &j->vols[v], db, full, ignore, nignore, err, &rc);
+	/* File IDs are unique on one volume only: a photo folder elsewhere may
+	 * carry the index folder's ID, and its changes are not ours */
+	for (v = 0; v < j->nvols && rc == SL_OK; v++) {
+		uint64_t dev, ino;
+		int here = nignore && sys_file_id(j->vols[v].root, &dev, &ino) == 0 &&
+			   dev == index_dev;
+		judge(j, &j->vols[v], db, full, ignore, here ? nignore : 0, err, &rc);
+	}
 	if (rc != SL_OK) {
 		free(on);
 		return rc;

@@ -28,6 +28,7 @@
 #include <string.h>
 #include <time.h>
 #include <windows.h>
+#include <shlobj.h>
 
 #include "common/sys.h"
 #include "common/win.h"
@@ -40,10 +41,22 @@
 
 int svc_system_db(struct strbuf *out)
 {
-	const wchar_t *pd = _wgetenv(L"ProgramData");
+	wchar_t *known = NULL;
+	const wchar_t *pd;
+	int rc;
 
+	/* asked of the shell: the service's environment need not have
+	 * %ProgramData% (Wine's services have none) */
 	sb_reset(out);
-	if (!pd || !pd[0] || win_from_path(pd, out) != 0)
+	if (SHGetKnownFolderPath(&FOLDERID_ProgramData, 0, NULL, &known) == S_OK && known) {
+		rc = win_from_path(known, out);
+		CoTaskMemFree(known);
+	} else {
+		CoTaskMemFree(known);
+		pd = _wgetenv(L"ProgramData");
+		rc = pd && pd[0] ? win_from_path(pd, out) : -1;
+	}
+	if (rc != 0)
 		return -1;
 	sb_adds(out, "/seekless/index.db");
 	return out->oom ? -1 : 0;
@@ -292,6 +305,7 @@ static SERVICE_STATUS_HANDLE g_handle;
 static SERVICE_STATUS g_status;
 static HANDLE g_stop;
 static const char *g_config;
+static const char *g_db; /* the index: the scans' --db, beside it the log and stamp */
 static int g_exit;
 static FILE *g_log;
 static wchar_t *g_wlog;
@@ -457,7 +471,7 @@ static int run_scan(void)
 	SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, TRUE};
 	STARTUPINFOW si;
 	PROCESS_INFORMATION pi;
-	struct strbuf cmd = STRBUF_INIT, cfg = STRBUF_INIT;
+	struct strbuf cmd = STRBUF_INIT, cfg = STRBUF_INIT, db = STRBUF_INIT;
 	wchar_t exe[32768], ev[32], *wcmd = NULL;
 	HANDLE log, run_stop, waits[2];
 	DWORD code = (DWORD)-1, w;
@@ -475,9 +489,14 @@ static int run_scan(void)
 		return -1;
 	}
 	native(g_config, &cfg);
+	native(g_db, &db);
 	sb_adds(&cmd, "\"");
 	win_utf8(exe, -1, &cmd);
-	sb_addf(&cmd, "\" scan --scheduled --config \"%s\"", cfg.p ? cfg.p : "");
+	/* --db always: a configuration without `db` means the service's own
+	 * index in %ProgramData%, where the log and stamp are; the scan alone
+	 * would take its user's default, SYSTEM's profile */
+	sb_addf(&cmd, "\" scan --scheduled --config \"%s\" --db \"%s\"", cfg.p ? cfg.p : "",
+		db.p ? db.p : "");
 	wcmd = cmd.oom ? NULL : win_wide(cmd.p);
 	swprintf(ev, sizeof(ev) / sizeof(ev[0]), L"%llu", (unsigned long long)(uintptr_t)run_stop);
 	SetEnvironmentVariableW(L"SEEKLESS_STOP_EVENT", ev);
@@ -492,6 +511,7 @@ static int run_scan(void)
 	free(wcmd);
 	sb_free(&cmd);
 	sb_free(&cfg);
+	sb_free(&db);
 	if (!ok) {
 		CloseHandle(run_stop);
 		return -1;
@@ -537,6 +557,12 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 		sb_adds(&db, cfg.db);
 	else
 		svc_system_db(&db);
+	g_db = db.p;
+	if (!g_db) {
+		event(EVENTLOG_ERROR_TYPE, "seekless service: no index path (%%ProgramData%% unset?)");
+		g_exit = EXIT_FATAL;
+		goto stop;
+	}
 	side_file(db.p ? db.p : "", "seekless-service.log", &log);
 	side_file(db.p ? db.p : "", "seekless-service.last", &stamp);
 	sys_mkdir_parents(log.p);

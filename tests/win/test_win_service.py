@@ -55,15 +55,20 @@ with open(conf) as f:
 check("root = Z:" + tree in text and "schedule = 03:00" in text and "db = " in text,
       "install wrote the settings into the configuration: " + text)
 
-# Wine's service manager may still be settling after wineboot: retry a few
-# times before calling it a failure
-for attempt in range(10):
-    rc, out, err = wine("sc", "start", "seekless")
-    if rc == 0 or state() in ("RUNNING", "START_PENDING"):
-        break
-    print("sc start attempt %d: %d %s %s" % (attempt, rc, out.strip(), err.strip()))
-    time.sleep(1)
-check(rc == 0 or state() == "RUNNING", "sc start: %d %s %s" % (rc, out, err))
+def start():
+    """sc start; Wine's service manager may still be settling (after
+    wineboot, or a service just deleted): retry a few times before calling
+    it a failure."""
+    for attempt in range(10):
+        rc, out, err = wine("sc", "start", "seekless")
+        if rc == 0 or state() in ("RUNNING", "START_PENDING"):
+            break
+        print("sc start attempt %d: %d %s %s" % (attempt, rc, out.strip(), err.strip()))
+        time.sleep(1)
+    check(rc == 0 or state() == "RUNNING", "sc start: %d %s %s" % (rc, out, err))
+
+
+start()
 took = wait_for(lambda: "scan ended with exit status" in log_text(), 120)
 check(took is not None, "the catch-up scan ran: " + log_text())
 check("scan ended with exit status 0" in log_text(), "and succeeded: " + log_text())
@@ -129,6 +134,46 @@ check(not os.path.exists(os.path.join(base, "seekless-service.last")),
 rc, out, err = seekless("service", "uninstall")
 check(rc == 0 and "deleted service 'seekless'" in out, "uninstall: %s %s" % (out, err))
 check(state() == "NONE", "the service is gone")
+
+# a configuration that names no index: the service's own, in %ProgramData%,
+# beside its log; every scan is told so (it used to start them without
+# --db, and they wrote to SYSTEM's profile while the log was in ProgramData)
+with open(conf) as f:
+    lines = [l for l in f if not l.startswith("db =") and not l.startswith("jobs =")]
+with open(conf, "w") as f:
+    f.writelines(lines)
+pdata = os.path.join(os.environ.get("WINEPREFIX", os.path.expanduser("~/.wine")),
+                     "drive_c", "ProgramData", "seekless")
+sysdb, syslog = os.path.join(pdata, "index.db"), os.path.join(pdata, "seekless-service.log")
+for f in (sysdb, syslog, os.path.join(pdata, "seekless-service.last")):
+    if os.path.exists(f):
+        os.remove(f)
+rc, out, err = seekless("service", "install", "--config", winpath(conf))
+check(rc == 0, "install without --db: %d %s %s" % (rc, out, err))
+start()
+
+
+def sys_log():
+    try:
+        with open(syslog, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
+check(wait_for(lambda: "scan ended with exit status" in sys_log(), 120) is not None,
+      "the scan ran: " + sys_log()[-600:])
+check("scan ended with exit status 0" in sys_log(), "and succeeded: " + sys_log()[-600:])
+check(os.path.exists(sysdb), "the index is in ProgramData, beside the log: %s" % sysdb)
+if os.path.exists(sysdb):
+    con = sqlite3.connect(sysdb)
+    n = con.execute("SELECT count(*) FROM files").fetchone()[0]
+    con.close()
+    check(n == 4030, "it holds the tree: %d" % n)
+wine("sc", "stop", "seekless")
+wait_for(lambda: state() == "STOPPED", 30)
+rc, out, err = seekless("service", "uninstall")
+check(rc == 0 and state() == "NONE", "uninstall again: %s %s" % (out, err))
 
 # the service program refuses to run from a console (last: under Wine a
 # dispatcher that found no service start leaves the service manager
