@@ -310,19 +310,34 @@ static int g_exit;
 static FILE *g_log;
 static wchar_t *g_wlog;
 
+static HANDLE g_job;      /* the scans: killed with the service (run_scan) */
+static SRWLOCK g_status_lock = SRWLOCK_INIT;
+
+/* Called from the service's thread and from the control handler's: one at
+ * a time, or a checkpoint goes backwards and a state is lost.  Once
+ * stopping, the service says so until it has stopped, and takes no more
+ * controls (a second STOP must not be answered as if it were running). */
 static void report_state(DWORD state, DWORD wait_ms)
 {
 	static DWORD checkpoint = 1;
 
+	AcquireSRWLockExclusive(&g_status_lock);
+	if (g_status.dwCurrentState == SERVICE_STOP_PENDING && state != SERVICE_STOPPED)
+		state = SERVICE_STOP_PENDING;
 	g_status.dwServiceType = SERVICE_WIN32_OWN_PROCESS;
 	g_status.dwCurrentState = state;
+	/* PRESHUTDOWN: a shutdown waits for us (up to the system's preshutdown
+	 * timeout) where SHUTDOWN alone gives a few seconds, too few for a
+	 * scan to store its last batch */
 	g_status.dwControlsAccepted =
-		state == SERVICE_START_PENDING ? 0 : SERVICE_ACCEPT_STOP | SERVICE_ACCEPT_SHUTDOWN;
-	g_status.dwWin32ExitCode = NO_ERROR;
+		state == SERVICE_RUNNING
+			? SERVICE_ACCEPT_STOP | SERVICE_ACCEPT_SHUTDOWN | SERVICE_ACCEPT_PRESHUTDOWN
+			: 0;
 	g_status.dwWaitHint = wait_ms;
 	g_status.dwCheckPoint =
 		(state == SERVICE_RUNNING || state == SERVICE_STOPPED) ? 0 : checkpoint++;
 	SetServiceStatus(g_handle, &g_status);
+	ReleaseSRWLockExclusive(&g_status_lock);
 }
 
 static void logf_(const char *fmt, ...) SL_PRINTF(1, 2);
@@ -380,6 +395,7 @@ static DWORD WINAPI on_control(DWORD ctl, DWORD type, void *data, void *ctx)
 	switch (ctl) {
 	case SERVICE_CONTROL_STOP:
 	case SERVICE_CONTROL_SHUTDOWN:
+	case SERVICE_CONTROL_PRESHUTDOWN:
 		report_state(SERVICE_STOP_PENDING, 3000);
 		SetEvent(g_stop); /* a running scan stops after its current file */
 		return NO_ERROR;
@@ -460,6 +476,33 @@ static void stop_scan(HANDLE proc, HANDLE run_stop)
 	}
 }
 
+/* Wait for epoch second `when` (ms from now as a fallback), or the stop
+ * event; 1 when asked to stop.  An absolute waitable timer, not a relative
+ * wait: since Windows 8 a relative wait does not count the time the
+ * machine sleeps, so the nightly run slipped by every night spent asleep.
+ * The absolute one fires at the wall-clock time, or at once on a wake
+ * that passed it.  It does not wake the machine (fResume FALSE): an
+ * indexer that spins up a laptop's disks at night is not what was asked. */
+static int wait_until(time_t when, DWORD ms)
+{
+	HANDLE t = CreateWaitableTimerW(NULL, TRUE, NULL), w[2];
+	LARGE_INTEGER due;
+	DWORD r;
+
+	/* positive: an absolute UTC FILETIME */
+	due.QuadPart = (LONGLONG)when * 10000000LL + 116444736000000000LL;
+	if (!t || !SetWaitableTimer(t, &due, 0, NULL, NULL, FALSE)) {
+		if (t)
+			CloseHandle(t);
+		return WaitForSingleObject(g_stop, ms) == WAIT_OBJECT_0;
+	}
+	w[0] = g_stop;
+	w[1] = t;
+	r = WaitForMultipleObjects(2, w, FALSE, INFINITE);
+	CloseHandle(t);
+	return r == WAIT_OBJECT_0;
+}
+
 /* One scheduled scan, as a child process: `seekless scan --scheduled
  * --config FILE` with its output appended to the log and a stop event of
  * its own inherited (SEEKLESS_STOP_EVENT, sys_on_interrupt), set when the
@@ -504,8 +547,18 @@ static int run_scan(void)
 	si.cb = sizeof(si);
 	si.dwFlags = STARTF_USESTDHANDLES;
 	si.hStdOutput = si.hStdError = log;
-	ok = wcmd && CreateProcessW(exe, wcmd, NULL, NULL, TRUE, CREATE_NO_WINDOW, NULL, NULL, &si,
-				    &pi);
+	/* started suspended and put in the service's job before it runs: a
+	 * scan must not outlive a service that crashed, or the restarted
+	 * service finds the index locked by an orphan */
+	ok = wcmd && CreateProcessW(exe, wcmd, NULL, NULL, TRUE, CREATE_NO_WINDOW | CREATE_SUSPENDED,
+				    NULL, NULL, &si, &pi);
+	if (ok) {
+		if (g_job && !AssignProcessToJobObject(g_job, pi.hProcess))
+			logf_("the scan could not be put in the service's job (Windows error "
+			      "%lu): it would outlive a crash of the service",
+			      (unsigned long)GetLastError());
+		ResumeThread(pi.hThread);
+	}
 	SetEnvironmentVariableW(L"SEEKLESS_STOP_EVENT", NULL);
 	CloseHandle(log);
 	free(wcmd);
@@ -539,12 +592,21 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 
 	(void)argc;
 	(void)argv;
+	/* the service's own stop, there before any control can arrive; each
+	 * scan gets an event of its own (run_scan) */
+	g_stop = CreateEventW(NULL, TRUE, FALSE, NULL);
 	g_handle = RegisterServiceCtrlHandlerExW(SVC_NAME, on_control, NULL);
-	if (!g_handle)
+	if (!g_handle || !g_stop)
 		return;
 	report_state(SERVICE_START_PENDING, 5000);
-	/* the service's own stop; each scan gets an event of its own (run_scan) */
-	g_stop = CreateEventW(NULL, TRUE, FALSE, NULL);
+	g_job = CreateJobObjectW(NULL, NULL);
+	if (g_job) {
+		JOBOBJECT_EXTENDED_LIMIT_INFORMATION lim;
+		memset(&lim, 0, sizeof(lim));
+		lim.BasicLimitInformation.LimitFlags = JOB_OBJECT_LIMIT_KILL_ON_JOB_CLOSE;
+		SetInformationJobObject(g_job, JobObjectExtendedLimitInformation, &lim,
+					sizeof(lim));
+	}
 
 	cfg_init(&cfg);
 	if (cfg_load(&cfg, g_config, &e) != SL_OK) {
@@ -605,7 +667,7 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 		next = slot + 24 * 3600;
 		ms = next > now ? (DWORD)((next - now) * 1000) : 1000;
 		logf_("next scan in %ld min", (long)((next - now) / 60));
-		if (WaitForSingleObject(g_stop, ms) == WAIT_OBJECT_0)
+		if (wait_until(next, ms))
 			break;
 	}
 	logf_("stopped");
@@ -618,12 +680,14 @@ stop:
 	sb_free(&db);
 	sb_free(&log);
 	sb_free(&stamp);
+	AcquireSRWLockExclusive(&g_status_lock);
 	g_status.dwWin32ExitCode = g_exit ? ERROR_SERVICE_SPECIFIC_ERROR : NO_ERROR;
 	g_status.dwServiceSpecificExitCode = (DWORD)g_exit;
 	g_status.dwCurrentState = SERVICE_STOPPED;
 	g_status.dwControlsAccepted = 0;
 	g_status.dwCheckPoint = 0;
 	SetServiceStatus(g_handle, &g_status);
+	ReleaseSRWLockExclusive(&g_status_lock);
 }
 
 int svc_run(const char *config)
