@@ -46,4 +46,11 @@ int ext_stat(const char *path, struct ext_result *r, struct sl_err *err);
  * SL_E_RESOURCE when descriptors or memory ran out.  *r is zeroed first. */
 int ext_locate(const char *path, int query, struct ext_result *r, struct sl_err *err);
 
+/* Where a file's metadata lies, as the key of inode order: on Linux the
+ * inode number; on NTFS the MFT record number, the low 48 bits of the file
+ * ID, whose high 16 are a sequence number counting the record's reuses
+ * (sorting by the whole ID sorted by that count first).  Identity keeps
+ * the whole ID. */
+uint64_t ext_inode_rank(uint64_t ino);
+
 #endif

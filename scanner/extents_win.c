@@ -236,3 +236,8 @@ int ext_locate(const char *path, int query, struct ext_result *r, struct sl_err 
 {
 	return locate(path, query != 0, r, err);
 }
+
+uint64_t ext_inode_rank(uint64_t ino)
+{
+	return ino & 0xFFFFFFFFFFFFull;
+}

@@ -38,7 +38,7 @@ static int inode_order(const struct ftab *ft, unsigned skip, struct key **keys, 
 		if (f->flags & skip)
 			continue;
 		(*keys)[*n].dev = ft->devs[f->dev].st_dev;
-		(*keys)[*n].ino = f->ino;
+		(*keys)[*n].ino = ext_inode_rank(f->ino);
 		(*keys)[*n].idx = (uint32_t)i;
 		(*n)++;
 	}

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/sys.h"
+#include "scanner/extents.h"
 
 static const char *const order_names[] = {"auto", "physical", "inode", "fs", "path", "random"};
 
@@ -104,7 +105,7 @@ static int sort_by_keys(const struct ftab *ft, const struct dev_info *devs, uint
 		} else {
 			k[i].k0 = 1;
 			k[i].k1 = dev;
-			k[i].k2 = f->ino;
+			k[i].k2 = ext_inode_rank(f->ino);
 		}
 	}
 	qsort(k, n, sizeof(*k), cmp_key);
