@@ -4,6 +4,7 @@
 #include "scanner/journal.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -14,6 +15,22 @@
 #include "common/win.h"
 
 #define READ_BUF (64 * 1024)
+
+/* READ_USN_JOURNAL_DATA_V1, spelled out: mingw-w64's headers have only
+ * V0, which asks for whatever record version the volume likes.  V1 says
+ * which we decode (2 and 3: usn.h); ReFS keeps 128-bit references only in
+ * version 3.  Windows before 8 takes only V0, and is asked that way when
+ * it refuses V1. */
+struct read_v1 {
+	int64_t StartUsn;
+	DWORD ReasonMask;
+	DWORD ReturnOnlyOnClose;
+	DWORDLONG Timeout;
+	DWORDLONG BytesToWaitFor;
+	DWORDLONG UsnJournalID;
+	WORD MinMajorVersion;
+	WORD MaxMajorVersion;
+};
 
 static int fail(DWORD code, const char *what, char *why, size_t cap)
 {
@@ -94,8 +111,8 @@ int jn_query(const char *path, struct jn_state *now, char *why, size_t cap)
 int jn_read(const char *path, const struct jn_state *now, int64_t from,
 	    const uint64_t *ignore_dirs, size_t n, struct usn_tally *t, char *why, size_t cap)
 {
-	READ_USN_JOURNAL_DATA rd;
-	DWORD serial = 0, e;
+	struct read_v1 rd;
+	DWORD serial = 0, e, rdsize = sizeof(rd);
 	HANDLE h;
 	unsigned char *buf;
 	int rc = 0;
@@ -117,15 +134,30 @@ int jn_read(const char *path, const struct jn_state *now, int64_t from,
 	rd.StartUsn = from;
 	rd.ReasonMask = 0xFFFFFFFFu;
 	rd.UsnJournalID = now->journal_id;
+	rd.MinMajorVersion = 2;
+	rd.MaxMajorVersion = 3;
 	while (rd.StartUsn < now->next_usn &&
 	       (t->max_ids ? t->renamed + t->deleted == 0 && !t->overflow : usn_quiet(t))) {
 		DWORD got = 0;
 		int64_t next = 0;
 		size_t bad = 0;
 
-		if (!DeviceIoControl(h, FSCTL_READ_USN_JOURNAL, &rd, sizeof(rd), buf, READ_BUF, &got,
+		if (!DeviceIoControl(h, FSCTL_READ_USN_JOURNAL, &rd, rdsize, buf, READ_BUF, &got,
 				     NULL)) {
-			rc = fail(GetLastError(), "read the change journal", why, cap);
+			e = GetLastError();
+			if (e == ERROR_INVALID_PARAMETER && rdsize == sizeof(rd)) {
+				rdsize = (DWORD)offsetof(struct read_v1, MinMajorVersion); /* V0 */
+				continue;
+			}
+			if (e == ERROR_INVALID_PARAMETER) {
+				/* the journal is there (it was queried): it is our
+				 * request it will not take */
+				snprintf(why, cap, "read the change journal: the volume refused our "
+					 "request (Windows error 87)");
+				rc = EINVAL;
+			} else {
+				rc = fail(e, "read the change journal", why, cap);
+			}
 			break;
 		}
 		if (usn_tally(buf, got, ignore_dirs, n, t, &next, &bad) != 0) {
