@@ -175,23 +175,56 @@ int sys_file_id(const char *path, uint64_t *dev, uint64_t *ino)
 	return rc;
 }
 
-/* Owner, SYSTEM and Administrators only, not inherited from the folder: the
- * index lists every file name on the drives, which is not everyone's
- * business on a shared machine. */
+/* Owner, SYSTEM, Administrators and the user who made it, not inherited
+ * from the folder: the index lists every file name on the drives, which is
+ * not everyone's business on a shared machine.  The user by name because
+ * a file an elevated administrator creates is owned by the Administrators
+ * group, and owner rights alone then lock that same user out when they
+ * run unelevated later. */
 static const wchar_t PRIVATE_SDDL[] = L"D:P(A;;FA;;;OW)(A;;FA;;;SY)(A;;FA;;;BA)";
+
+/* PRIVATE_SDDL with an ACE for this process's user; NULL without memory
+ * or a token (then PRIVATE_SDDL alone).  LocalFree the result. */
+static wchar_t *private_sddl(void)
+{
+	union {
+		TOKEN_USER tu;
+		unsigned char raw[256];
+	} me;
+	HANDLE tok;
+	DWORD n;
+	wchar_t *sid = NULL, *out = NULL;
+	size_t len;
+
+	if (!OpenProcessToken(GetCurrentProcess(), TOKEN_QUERY, &tok))
+		return NULL;
+	if (GetTokenInformation(tok, TokenUser, &me, sizeof(me), &n) &&
+	    ConvertSidToStringSidW(me.tu.User.Sid, &sid)) {
+		len = wcslen(PRIVATE_SDDL) + wcslen(sid) + 16;
+		out = LocalAlloc(LMEM_FIXED, len * sizeof(wchar_t));
+		if (out)
+			swprintf(out, len, L"%ls(A;;FA;;;%ls)", PRIVATE_SDDL, sid);
+		LocalFree(sid);
+	}
+	CloseHandle(tok);
+	return out;
+}
 
 int sys_create_private(const char *path)
 {
 	SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, FALSE};
-	wchar_t *w = win_path(path);
+	wchar_t *w = win_path(path), *sddl;
 	HANDLE h;
 	int rc = 0;
 
 	if (!w)
 		return errno;
-	if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(PRIVATE_SDDL, SDDL_REVISION_1,
+	sddl = private_sddl();
+	if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl ? sddl : PRIVATE_SDDL,
+								  SDDL_REVISION_1,
 								  &sa.lpSecurityDescriptor, NULL))
 		sa.lpSecurityDescriptor = NULL;
+	LocalFree(sddl);
 	h = CreateFileW(w, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, &sa,
 			CREATE_NEW, FILE_ATTRIBUTE_NORMAL, NULL);
 	if (h == INVALID_HANDLE_VALUE) {

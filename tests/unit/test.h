@@ -70,7 +70,8 @@ int t_mkdir(const char *path);
 int t_unlink(const char *path);
 
 /* 1 when only the owner (and on Windows SYSTEM and Administrators) may
- * open path, 0 when others may, -1 when it cannot be told. */
+ * open path, and on Windows the creating user is named in the DACL; 0
+ * when others may (or that user is missing), -1 when it cannot be told. */
 int t_private(const char *path);
 
 /* n pseudo-random bytes from seed, into a new buffer. */

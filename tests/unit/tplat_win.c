@@ -127,12 +127,14 @@ int t_private(const char *path)
 	if (!dacl) {
 		rc = 0; /* no DACL: everyone */
 	} else {
+		int mine = 0;
 		for (i = 0; i < dacl->AceCount; i++) {
 			ACCESS_ALLOWED_ACE *ace;
 			PSID sid;
 			if (!GetAce(dacl, i, (void **)&ace) || ace->Header.AceType != ACCESS_ALLOWED_ACE_TYPE)
 				continue;
 			sid = (PSID)&ace->SidStart;
+			mine |= EqualSid(sid, me.tu.User.Sid) != 0;
 			/* allowed: us, owner rights, SYSTEM, Administrators */
 			if (!EqualSid(sid, me.tu.User.Sid) &&
 			    !IsWellKnownSid(sid, WinCreatorOwnerRightsSid) &&
@@ -140,6 +142,10 @@ int t_private(const char *path)
 			    !IsWellKnownSid(sid, WinBuiltinAdministratorsSid))
 				rc = 0;
 		}
+		/* and us by name: owner rights alone lock out a user whose
+		 * elevated self made the file (owned by Administrators) */
+		if (!mine)
+			rc = 0;
 	}
 	LocalFree(sd);
 	return rc;
