@@ -396,18 +396,22 @@ int sys_background(char *how, size_t cap)
 {
 	DWORD e;
 	char why[160];
+	int ok;
 
 	/* Background mode lowers the thread's CPU priority, its I/O priority
 	 * to very low and its memory priority, and is per thread. */
-	if (SetThreadPriority(GetCurrentThread(), THREAD_MODE_BACKGROUND_BEGIN)) {
+	ok = SetThreadPriority(GetCurrentThread(), THREAD_MODE_BACKGROUND_BEGIN) != 0;
+	e = ok ? 0 : GetLastError();
+	switch (win_background_verdict(ok, e)) {
+	case WIN_BG_ON:
 		snprintf(how, cap, "thread background mode (I/O priority very low, CPU and "
 			 "memory priority low)");
 		return 0;
-	}
-	e = GetLastError();
-	if (e == 402 /* ERROR_PROCESS_MODE_ALREADY_BACKGROUND */) {
+	case WIN_BG_ALREADY:
 		snprintf(how, cap, "thread background mode (already)");
 		return 0;
+	case WIN_BG_REFUSED:
+		break;
 	}
 	/* Not there (Wine): at least the lowest CPU priority. */
 	sys_strerror(win_errno(e), why, sizeof(why));

@@ -52,6 +52,21 @@ int win_errno(unsigned long code)
 	}
 }
 
+/* Not in every mingw-w64 winerror.h. */
+#ifndef ERROR_THREAD_MODE_ALREADY_BACKGROUND
+#define ERROR_THREAD_MODE_ALREADY_BACKGROUND 400L
+#endif
+
+enum win_bg win_background_verdict(int ok, unsigned long err)
+{
+	if (ok)
+		return WIN_BG_ON;
+	/* A thread asking twice hears this; the process's answer
+	 * (ERROR_PROCESS_MODE_ALREADY_BACKGROUND, 402) is for
+	 * SetPriorityClass and never comes from SetThreadPriority. */
+	return err == ERROR_THREAD_MODE_ALREADY_BACKGROUND ? WIN_BG_ALREADY : WIN_BG_REFUSED;
+}
+
 wchar_t *win_wide(const char *s)
 {
 	int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);

@@ -47,6 +47,13 @@ wchar_t *win_path(const char *path);
  * \\?\ stripped, '\' -> '/'. */
 int win_from_path(const wchar_t *w, struct strbuf *out);
 
+/* What SetThreadPriority(THREAD_MODE_BACKGROUND_BEGIN) came to, from
+ * whether it succeeded (ok) and, when not, GetLastError() (err): on, already
+ * on for this thread (ERROR_THREAD_MODE_ALREADY_BACKGROUND, 400; not the
+ * process's 402), or refused. */
+enum win_bg { WIN_BG_ON, WIN_BG_ALREADY, WIN_BG_REFUSED };
+enum win_bg win_background_verdict(int ok, unsigned long err);
+
 /* What the readers and the locate pass want of an open file. */
 struct win_stat {
 	uint64_t dev;     /* volume serial number */

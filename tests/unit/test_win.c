@@ -291,14 +291,32 @@ static void test_lock_and_sys(void)
 	CHECK_INT(sys_config_path(1, &sb), 0);
 	CHECK(strstr(sb.p, "/seekless/seekless.conf") != NULL);
 	/* Wine has no background mode: then the report must say so */
-	if (sys_background(how, sizeof(how)) == 0)
+	if (sys_background(how, sizeof(how)) == 0) {
 		CHECK(strstr(how, "thread background mode") != NULL);
-	else
+		/* Windows answers a second request with
+		 * ERROR_THREAD_MODE_ALREADY_BACKGROUND: still a success */
+		CHECK_INT(sys_background(how, sizeof(how)), 0);
+		CHECK(strstr(how, "(already)") != NULL);
+		SetThreadPriority(GetCurrentThread(), THREAD_MODE_BACKGROUND_END);
+	} else {
 		CHECK(strstr(how, "background mode refused") != NULL);
+	}
 	fprintf(stderr, "  background: %s\n", how);
 	CHECK_INT(sys_io_bytes(&io), 0);
 	CHECK(sys_cpu_count() >= 1);
 	sb_free(&sb);
+}
+
+/* Which answers of SetThreadPriority(THREAD_MODE_BACKGROUND_BEGIN) mean
+ * background mode is on: Wine refuses the mode, so the "already" answer can
+ * only be shown on the numbers Microsoft documents. */
+static void test_background_verdict(void)
+{
+	CHECK_INT(win_background_verdict(1, 0), WIN_BG_ON);
+	CHECK_INT(win_background_verdict(0, 400), WIN_BG_ALREADY); /* thread mode already */
+	CHECK_INT(win_background_verdict(0, 402), WIN_BG_REFUSED); /* the process's answer */
+	CHECK_INT(win_background_verdict(0, ERROR_INVALID_PARAMETER), WIN_BG_REFUSED); /* Wine */
+	CHECK_INT(win_background_verdict(0, ERROR_ACCESS_DENIED), WIN_BG_REFUSED);
 }
 
 int main(void)
@@ -311,6 +329,7 @@ int main(void)
 	RUN(test_probe);
 	RUN(test_reader);
 	RUN(test_lock_and_sys);
+	RUN(test_background_verdict);
 	t_rmtree(dir);
 	return t_done();
 }
