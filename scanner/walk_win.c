@@ -9,12 +9,14 @@
  * then come from the stat pass (and an index kept inside such a tree is not
  * recognised by ID: keep it elsewhere, or exclude it by pattern).
  *
- * Reparse points are never followed: symbolic links and junctions (and
- * volume mount points, which are junctions) count as symlinks, so the walk
- * stays on the root's volume.  Files whose data is not on the disk (cloud
+ * Links are never followed: reparse points whose tag is a name surrogate
+ * (symbolic links, junctions, volume mount points) count as symlinks, so the
+ * walk stays on the root's volume.  Other reparse points are a filter's way
+ * of keeping data in place (OneDrive folders, deduplicated or compressed
+ * files): folders are walked and files read like any other
+ * (win_entry_kind).  Entries whose data is not on the disk (cloud
  * placeholders, HSM: FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS / OFFLINE) are
- * skipped like special files: reading them would download them.  Other
- * reparse points on files (deduplication) are ordinary files to us.
+ * skipped like special files: reading them would download them.
  *
  * Names arrive in UTF-16 and are stored in UTF-8 (win.h). */
 #include "scanner/walk.h"
@@ -26,13 +28,6 @@
 
 #include "common/sys.h"
 #include "common/win.h"
-
-#ifndef FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS
-#define FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS 0x00400000
-#endif
-#ifndef FILE_ATTRIBUTE_RECALL_ON_OPEN
-#define FILE_ATTRIBUTE_RECALL_ON_OPEN 0x00040000
-#endif
 
 #define LIST_BUF (64 * 1024)
 
@@ -106,24 +101,25 @@ static int take(struct walker *w, const struct entry *en, uint32_t dir, uint64_t
 		uint16_t devidx, struct pending **subs, size_t *nsubs, size_t *cap,
 		struct sl_err *err)
 {
-	int is_dir = (en->attrs & FILE_ATTRIBUTE_DIRECTORY) != 0;
+	int is_dir = 0;
 	const char *name;
 
 	if (en->len == 1 && en->name[0] == L'.')
 		return SL_OK;
 	if (en->len == 2 && en->name[0] == L'.' && en->name[1] == L'.')
 		return SL_OK;
-	if (en->attrs & FILE_ATTRIBUTE_REPARSE_POINT) {
-		if (is_dir || en->tag == IO_REPARSE_TAG_SYMLINK ||
-		    en->tag == IO_REPARSE_TAG_MOUNT_POINT) {
-			w->st->symlinks++;
-			return SL_OK;
-		}
-	}
-	if (en->attrs & (FILE_ATTRIBUTE_OFFLINE | FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS |
-			 FILE_ATTRIBUTE_RECALL_ON_OPEN | FILE_ATTRIBUTE_DEVICE)) {
+	switch (win_entry_kind(en->attrs, en->tag)) {
+	case WIN_KIND_LINK:
+		w->st->symlinks++;
+		return SL_OK;
+	case WIN_KIND_SPECIAL:
 		w->st->special++;
 		return SL_OK;
+	case WIN_KIND_DIR:
+		is_dir = 1;
+		break;
+	case WIN_KIND_FILE:
+		break;
 	}
 	sb_reset(&w->name);
 	if (win_utf8(en->name, en->len, &w->name) != 0 || w->name.oom)

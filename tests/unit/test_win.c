@@ -307,6 +307,45 @@ static void test_lock_and_sys(void)
 	sb_free(&sb);
 }
 
+/* Which listed entries are links, folders to walk, files to read, or
+ * neither, on (attributes, tag) pairs as FileIdBothDirectoryInfo gives them.
+ * Wine has no reparse tags to show (a Unix symlink to a folder comes with
+ * the attribute and tag 0), so the tags are Microsoft's numbers. */
+static void test_entry_kind(void)
+{
+	const unsigned long D = FILE_ATTRIBUTE_DIRECTORY, F = FILE_ATTRIBUTE_ARCHIVE;
+	const unsigned long R = FILE_ATTRIBUTE_REPARSE_POINT;
+
+	CHECK_INT(win_entry_kind(D, 0), WIN_KIND_DIR);
+	CHECK_INT(win_entry_kind(F, 0), WIN_KIND_FILE);
+	CHECK_INT(win_entry_kind(FILE_ATTRIBUTE_NORMAL, 0), WIN_KIND_FILE);
+	/* name surrogates: links, whether folder or file */
+	CHECK_INT(win_entry_kind(D | R, 0xA0000003), WIN_KIND_LINK); /* junction, mount point */
+	CHECK_INT(win_entry_kind(D | R, 0xA000000C), WIN_KIND_LINK); /* directory symlink */
+	CHECK_INT(win_entry_kind(F | R, 0xA000000C), WIN_KIND_LINK); /* file symlink */
+	CHECK_INT(win_entry_kind(F | R, 0xA000001D), WIN_KIND_LINK); /* WSL symlink */
+	/* OneDrive and other cloud folders: walked */
+	CHECK_INT(win_entry_kind(D | R, 0x9000601A), WIN_KIND_DIR); /* IO_REPARSE_TAG_CLOUD_6 */
+	CHECK_INT(win_entry_kind(D | R, 0x9000001A), WIN_KIND_DIR); /* IO_REPARSE_TAG_CLOUD */
+	CHECK_INT(win_entry_kind(D | R, 0x9000001C), WIN_KIND_DIR); /* ProjFS */
+	/* a cloud file that is on the disk is read; one that is not is left */
+	CHECK_INT(win_entry_kind(F | R, 0x9000601A), WIN_KIND_FILE);
+	CHECK_INT(win_entry_kind(F | R | 0x00400000, 0x9000601A), WIN_KIND_SPECIAL);
+	CHECK_INT(win_entry_kind(D | R | 0x00040000, 0x9000601A), WIN_KIND_SPECIAL);
+	CHECK_INT(win_entry_kind(F | FILE_ATTRIBUTE_OFFLINE, 0), WIN_KIND_SPECIAL);
+	CHECK_INT(win_entry_kind(FILE_ATTRIBUTE_DEVICE, 0), WIN_KIND_SPECIAL);
+	/* filters that keep the data in place: read */
+	CHECK_INT(win_entry_kind(F | R, 0x80000013), WIN_KIND_FILE); /* IO_REPARSE_TAG_DEDUP */
+	CHECK_INT(win_entry_kind(F | R, 0x80000017), WIN_KIND_FILE); /* IO_REPARSE_TAG_WOF */
+	CHECK_INT(win_entry_kind(F | R, 0x8000001B), WIN_KIND_FILE); /* APPEXECLINK: no surrogate */
+	/* no tag given (Wine's Unix symlinks): a folder is not followed, a
+	 * file is read as before */
+	CHECK_INT(win_entry_kind(D | R, 0), WIN_KIND_LINK);
+	CHECK_INT(win_entry_kind(F | R, 0), WIN_KIND_FILE);
+	CHECK(win_tag_is_link(0xA000000C) && win_tag_is_link(0xA0000003));
+	CHECK(!win_tag_is_link(0x9000601A) && !win_tag_is_link(0x80000017) && !win_tag_is_link(0));
+}
+
 /* Which answers of SetThreadPriority(THREAD_MODE_BACKGROUND_BEGIN) mean
  * background mode is on: Wine refuses the mode, so the "already" answer can
  * only be shown on the numbers Microsoft documents. */
@@ -330,6 +369,7 @@ int main(void)
 	RUN(test_reader);
 	RUN(test_lock_and_sys);
 	RUN(test_background_verdict);
+	RUN(test_entry_kind);
 	t_rmtree(dir);
 	return t_done();
 }

@@ -2,6 +2,7 @@
 over-long, empty and corrupt files.  Wine's retrieval pointers are refused,
 so the scan must fall back, say why, and still store every file exactly; a
 second scan must see what changed."""
+import json
 import os
 import shutil
 import sqlite3
@@ -89,5 +90,31 @@ own = con.execute("SELECT count(*) FROM files WHERE path LIKE '%index-inside%'")
 total = con.execute("SELECT count(*) FROM files").fetchone()[0]
 con.close()
 check(own == 0 and total == 43, "the index is not in itself: %d own, %d files" % (own, total))
+
+
+def scan_json(name, *args):
+    """A scan of its own index base/name.db; returns the JSON summary and
+    the live paths stored."""
+    idx = os.path.join(base, name + ".db")
+    rc, out, err = seekless("scan", "--json", "--db", winpath(idx), *args)
+    check(rc in (0, 1), "scan %s: exit status %d %s" % (name, rc, err))
+    js = json.loads(out) if out.strip().startswith("{") else {}
+    con = sqlite3.connect(idx)
+    paths = sorted(p for (p,) in con.execute("SELECT path FROM files WHERE deleted_at IS NULL"))
+    con.close()
+    return js, paths
+
+
+# Links: Wine lists a Unix symlink to a folder as a folder with the reparse
+# attribute and no tag (0).  It is not followed (win_entry_kind): what it
+# points to is stored once, under its own name.
+links = os.path.join(base, "links")
+os.makedirs(os.path.join(links, "real"))
+shutil.copy(some, os.path.join(links, "real", "a.jpg"))
+os.symlink("real", os.path.join(links, "via"))
+js, paths = scan_json("links", winpath(links))
+check(js.get("walk", {}).get("symlinks") == 1, "the folder link is counted: %r" % js.get("walk"))
+check(paths == [ourpath(os.path.join(links, "real", "a.jpg"))],
+      "the linked folder is not walked twice: %r" % paths)
 shutil.rmtree(base)
 done()
