@@ -129,6 +129,11 @@ FILE *sys_fopen(const char *path, const char *mode);
  * (Windows: "C:/dir/file", '/' separators).  Returns 0 or an errno value. */
 int sys_abs_path(const char *path, struct strbuf *out);
 
+/* Whether names that differ only in case are one name here, as the
+ * platform's own file systems compare them (Windows: 1, NTFS, FAT and exFAT
+ * as Windows mounts them; Linux: 0).  Excludes then match without case. */
+int sys_names_fold_case(void);
+
 /* Replace argv with the command line in UTF-8 (Windows: from the UTF-16
  * command line, since main's argv is in the ANSI code page; POSIX: argv
  * is already bytes as given, nothing to do). */

@@ -384,6 +384,13 @@ int sys_abs_path(const char *path, struct strbuf *out)
 	return out->oom ? ENOMEM : 0;
 }
 
+int sys_names_fold_case(void)
+{
+	/* ext4 with casefold folders and mounted FAT fold case, but names
+	 * are bytes to Linux and we take them so everywhere */
+	return 0;
+}
+
 void sys_utf8_args(int *argc, char ***argv)
 {
 	(void)argc;

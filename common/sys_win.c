@@ -482,6 +482,13 @@ int sys_abs_path(const char *path, struct strbuf *out)
 	return 0;
 }
 
+int sys_names_fold_case(void)
+{
+	/* Win32 opens names without regard to case, whatever the volume
+	 * (a per-folder case-sensitive flag, set for WSL, is not looked at) */
+	return 1;
+}
+
 void sys_utf8_args(int *argc, char ***argv)
 {
 	static char **args;

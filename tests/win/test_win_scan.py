@@ -116,5 +116,19 @@ js, paths = scan_json("links", winpath(links))
 check(js.get("walk", {}).get("symlinks") == 1, "the folder link is counted: %r" % js.get("walk"))
 check(paths == [ourpath(os.path.join(links, "real", "a.jpg"))],
       "the linked folder is not walked twice: %r" % paths)
+
+# Excludes compare names as Windows does: without case, and '\' separates
+# like '/' (a path written the Windows way), instead of quoting.
+excl = os.path.join(base, "excl")
+for d in ("keep", "skip"):
+    os.makedirs(os.path.join(excl, d))
+for rel in ("IMG.JPG", "thumbs.db", os.path.join("keep", "a.jpeg"), os.path.join("skip", "b.jpeg")):
+    shutil.copy(some, os.path.join(excl, rel))
+js, paths = scan_json("excl", "--exclude", "*.jpg", "--exclude", "Thumbs.db",
+                      "--exclude", winpath(os.path.join(excl, "skip")), winpath(excl))
+check(paths == [ourpath(os.path.join(excl, "keep", "a.jpeg"))],
+      "*.jpg, Thumbs.db and a backslashed path leave out IMG.JPG, thumbs.db, skip: %r" % paths)
+w = js.get("walk", {})
+check(w.get("excluded_files") == 2 and w.get("excluded_dirs") == 1, "counted: %r" % w)
 shutil.rmtree(base)
 done()
