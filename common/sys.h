@@ -126,7 +126,14 @@ int sys_run(const char *cmdline);
 FILE *sys_fopen(const char *path, const char *mode);
 
 /* Absolute, canonical form of an existing path, in the form seekless stores
- * (Windows: "C:/dir/file", '/' separators).  Returns 0 or an errno value. */
+ * (Windows: "C:/dir/file", '/' separators; "C:/" for a drive's root, no
+ * trailing '/' otherwise).  Links on the way are resolved (Linux: symbolic
+ * links; Windows: junctions, symbolic links, mounted folders and subst
+ * drives) and, on Windows, every name takes the case it has on the disk, so
+ * that paths the system reports later (the change journal) start the same
+ * way.  A volume mounted in a folder with no drive letter has no other name
+ * than that folder's path, which is then kept.  Returns 0 or an errno value
+ * (out empty). */
 int sys_abs_path(const char *path, struct strbuf *out);
 
 /* Whether names that differ only in case are one name here, as the

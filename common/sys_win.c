@@ -460,26 +460,77 @@ FILE *sys_fopen(const char *path, const char *mode)
 	return f;
 }
 
+#define WIDE_PATH_MAX 32768 /* UTF-16 units, the longest \\?\ path */
+
 int sys_abs_path(const char *path, struct strbuf *out)
 {
-	wchar_t *w = win_wide(path), full[32768];
+	wchar_t *w = win_wide(path), *buf = NULL, *wp = NULL;
+	HANDLE h;
 	DWORD n;
+	int rc = 0;
 
 	if (!w)
 		return errno;
-	n = GetFullPathNameW(w, sizeof(full) / sizeof(full[0]), full, NULL);
-	free(w);
-	if (n == 0 || n >= sizeof(full) / sizeof(full[0]))
-		return n ? ENAMETOOLONG : win_errno(GetLastError());
-	if (GetFileAttributesW(full) == INVALID_FILE_ATTRIBUTES)
-		return win_errno(GetLastError());
+	buf = malloc(WIDE_PATH_MAX * sizeof(*buf));
+	if (!buf) {
+		rc = ENOMEM;
+		goto out;
+	}
+	n = GetFullPathNameW(w, WIDE_PATH_MAX, buf, NULL);
+	if (n == 0 || n >= WIDE_PATH_MAX) {
+		rc = n ? ENAMETOOLONG : win_errno(GetLastError());
+		goto out;
+	}
 	sb_reset(out);
-	if (win_from_path(full, out) != 0 || out->oom)
-		return ENOMEM;
+	if (win_from_path(buf, out) != 0 || out->oom) {
+		rc = ENOMEM;
+		goto out;
+	}
+	/* opened as \\?\ so that paths past MAX_PATH resolve too */
+	wp = win_path(out->p);
+	if (!wp) {
+		rc = errno;
+		goto out;
+	}
+	/* Without FILE_FLAG_OPEN_REPARSE_POINT the open goes through junctions,
+	 * directory symlinks, mounted folders and subst drives, and the final
+	 * path has each name as it is on the disk: the roots then match the
+	 * names the change journal and the walk report, whatever the user
+	 * typed, as realpath does on Linux. */
+	h = CreateFileW(wp, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+			OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+	if (h == INVALID_HANDLE_VALUE) {
+		/* there but not to be opened (in use without sharing): the
+		 * typed form is the best there is */
+		if (GetFileAttributesW(wp) == INVALID_FILE_ATTRIBUTES)
+			rc = win_errno(GetLastError());
+		goto trim;
+	}
+	n = GetFinalPathNameByHandleW(h, buf, WIDE_PATH_MAX, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+	CloseHandle(h);
+	/* No DOS name: a volume mounted only in a folder has no drive letter
+	 * to name it by (ERROR_PATH_NOT_FOUND), and Wine gives none past
+	 * MAX_PATH.  Keep the full path then; the walk opens its root
+	 * following reparse points, so a mounted folder still lists its
+	 * volume. */
+	if (n > 0 && n < WIDE_PATH_MAX) {
+		sb_reset(out);
+		if (win_from_path(buf, out) != 0 || out->oom) {
+			rc = ENOMEM;
+			goto out;
+		}
+	}
+trim:
 	/* "C:/dir/" -> "C:/dir", but keep "C:/" */
 	while (out->len > 3 && out->p[out->len - 1] == '/')
 		sb_truncate(out, out->len - 1);
-	return 0;
+out:
+	if (rc)
+		sb_reset(out);
+	free(wp);
+	free(buf);
+	free(w);
+	return rc;
 }
 
 int sys_names_fold_case(void)

@@ -75,7 +75,12 @@ static int excluded(struct walker *w, const char *name)
 	return walk_excluded(w->o->exclude, w->path.p ? w->path.p : "", name, &w->full);
 }
 
-static HANDLE open_dir(const char *path, DWORD *e)
+/* follow: go through a reparse point at path itself.  Only for the root:
+ * sys_abs_path resolves links in it, except a volume mounted in a folder
+ * with no drive letter, whose mount point must then lead to the volume
+ * (opening the mount point itself lists an empty folder).  Below the root
+ * nothing is followed, even if it became a link since it was listed. */
+static HANDLE open_dir(const char *path, int follow, DWORD *e)
 {
 	wchar_t *wp = win_path(path);
 	HANDLE h;
@@ -86,7 +91,7 @@ static HANDLE open_dir(const char *path, DWORD *e)
 	}
 	h = CreateFileW(wp, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES,
 			FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
-			FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+			FILE_FLAG_BACKUP_SEMANTICS | (follow ? 0 : FILE_FLAG_OPEN_REPARSE_POINT), NULL);
 	*e = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
 	free(wp);
 	return h;
@@ -245,7 +250,7 @@ static int descend(struct walker *w, const struct pending *p, uint16_t devidx, i
 	sb_addf(&w->path, "%s%s", w->path.p[keep - 1] == '/' ? "" : "/", name);
 	if (w->path.oom)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
-	h = open_dir(w->path.p, &e);
+	h = open_dir(w->path.p, 0, &e);
 	if (h == INVALID_HANDLE_VALUE) {
 		int en = win_errno(e);
 		sb_truncate(&w->path, keep);
@@ -327,7 +332,7 @@ int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 	rc = walk_canonical(root, &w.path, err);
 	if (rc != SL_OK)
 		goto out;
-	h = open_dir(w.path.p, &e);
+	h = open_dir(w.path.p, 1, &e);
 	if (h == INVALID_HANDLE_VALUE) {
 		rc = SL_FAIL(err, sl_errno_class(win_errno(e)), win_errno(e), "open root '%s'",
 			     w.path.p);

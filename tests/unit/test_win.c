@@ -307,6 +307,43 @@ static void test_lock_and_sys(void)
 	sb_free(&sb);
 }
 
+/* A root is named as the disk names it: typed in capitals, with '\\' and a
+ * trailing separator, it comes back in the folder's own case (the change
+ * journal reports names so).  Wine cannot make a junction; a Unix symlink
+ * standing in for one is tested in test_win_scan.py. */
+static void test_abs_path(void)
+{
+	struct strbuf base = STRBUF_INIT, sb = STRBUF_INIT;
+	char p[4096], typed[4096];
+	size_t i;
+
+	CHECK_INT(sys_abs_path(dir, &base), 0);
+	snprintf(p, sizeof(p), "%s/Photos", dir);
+	CHECK_INT(t_mkdir(p), 0);
+	snprintf(typed, sizeof(typed), "%s/PHOTOS/", dir);
+	for (i = 0; typed[i]; i++) {
+		if (typed[i] == '/')
+			typed[i] = '\\';
+		else if (typed[i] >= 'a' && typed[i] <= 'z')
+			typed[i] = (char)(typed[i] - 'a' + 'A');
+	}
+	CHECK_INT(sys_abs_path(typed, &sb), 0);
+	sb_adds(&base, "/Photos");
+	CHECK_STR(sb.p, base.p);
+	/* and the same with the drive letter in lower case */
+	typed[0] = (char)(typed[0] - 'A' + 'a');
+	CHECK_INT(sys_abs_path(typed, &sb), 0);
+	CHECK_STR(sb.p, base.p);
+	/* a drive's root keeps its slash */
+	snprintf(typed, sizeof(typed), "%c:\\", base.p[0]);
+	CHECK_INT(sys_abs_path(typed, &sb), 0);
+	CHECK(sb.len == 3 && sb.p[1] == ':' && sb.p[2] == '/');
+	CHECK(sys_abs_path("Z:/no/such/thing", &sb) != 0);
+	CHECK_INT(sb.len, 0);
+	sb_free(&sb);
+	sb_free(&base);
+}
+
 /* Which listed entries are links, folders to walk, files to read, or
  * neither, on (attributes, tag) pairs as FileIdBothDirectoryInfo gives them.
  * Wine has no reparse tags to show (a Unix symlink to a folder comes with
@@ -368,6 +405,7 @@ int main(void)
 	RUN(test_probe);
 	RUN(test_reader);
 	RUN(test_lock_and_sys);
+	RUN(test_abs_path);
 	RUN(test_background_verdict);
 	RUN(test_entry_kind);
 	t_rmtree(dir);

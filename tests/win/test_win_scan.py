@@ -117,6 +117,20 @@ check(js.get("walk", {}).get("symlinks") == 1, "the folder link is counted: %r" 
 check(paths == [ourpath(os.path.join(links, "real", "a.jpg"))],
       "the linked folder is not walked twice: %r" % paths)
 
+# Roots are named as the disk names them, so that they match the names the
+# change journal reports: typed in capitals, a root is stored in the disk's
+# case; a link to a folder (a Unix symlink, the only kind Wine can make) is
+# stored as the folder it leads to.
+case = os.path.join(base, "case")
+os.makedirs(os.path.join(case, "Photos", "Sub"))
+shutil.copy(some, os.path.join(case, "Photos", "Sub", "Img.jpg"))
+want = [ourpath(os.path.join(case, "Photos", "Sub", "Img.jpg"))]
+js, paths = scan_json("case", winpath(os.path.join(case, "PHOTOS", "sub")).upper() + "\\")
+check(paths == want, "a root typed in capitals is stored in the disk's case: %r" % paths)
+os.symlink(os.path.join(case, "Photos"), os.path.join(base, "photolink"))
+js, paths = scan_json("rootlink", winpath(os.path.join(base, "photolink")))
+check(paths == want, "a root that is a link is stored as its target: %r" % paths)
+
 # Excludes compare names as Windows does: without case, and '\' separates
 # like '/' (a path written the Windows way), instead of quoting.
 excl = os.path.join(base, "excl")
