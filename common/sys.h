@@ -141,6 +141,17 @@ int sys_abs_path(const char *path, struct strbuf *out);
  * as Windows mounts them; Linux: 0).  Excludes then match without case. */
 int sys_names_fold_case(void);
 
+/* Whether path is root or lies below it, as this platform compares names
+ * (Linux: byte for byte; Windows: without case, as NTFS does, by
+ * CompareStringOrdinal ignoring case on UTF-16).  Both are in the stored
+ * form ('/' separators); below means the match ends where a name does:
+ * path goes on with '/' there, or root itself ends in '/' ("C:/", "/"), so
+ * "D:/Photos2" is not below "D:/Photos".  *len gets the number of bytes of
+ * path that spell root (which may differ from strlen(root) when the case
+ * differs), or 0 when path is not there (an empty root holds nothing).
+ * Returns 0, or ENOMEM (*len 0). */
+int sys_path_prefix(const char *path, const char *root, size_t *len);
+
 /* Replace argv with the command line in UTF-8 (Windows: from the UTF-16
  * command line, since main's argv is in the ANSI code page; POSIX: argv
  * is already bytes as given, nothing to do). */

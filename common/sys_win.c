@@ -533,6 +533,55 @@ out:
 	return rc;
 }
 
+/* Bytes of valid UTF-8 s that make its first `units` UTF-16 units, or 0
+ * when they end inside a character (half a surrogate pair). */
+static size_t utf8_bytes_of(const char *s, size_t units)
+{
+	size_t i = 0, u = 0;
+
+	while (u < units && s[i]) {
+		unsigned char c = (unsigned char)s[i];
+		size_t k = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+		u += k == 4 ? 2 : 1;
+		i += k;
+	}
+	return u == units ? i : 0;
+}
+
+int sys_path_prefix(const char *path, const char *root, size_t *len)
+{
+	wchar_t *wr = NULL, *wp = NULL;
+	size_t units, n, rlen = strlen(root);
+	int rc = 0;
+
+	*len = 0;
+	if (!rlen)
+		return 0;
+	wr = win_wide(root);
+	wp = wr ? win_wide(path) : NULL;
+	if (!wp) {
+		/* names that are not UTF-8 cannot be on a Windows volume */
+		rc = errno == ENOMEM ? ENOMEM : 0;
+		goto out;
+	}
+	units = wcslen(wr);
+	/* NTFS compares names by upcasing each UTF-16 unit (with the
+	 * volume's $UpCase table), and CompareStringOrdinal ignoring case
+	 * does the same with the system's: one unit for one, so the root's
+	 * units match as many of the path's, whose UTF-8 may be longer or
+	 * shorter than the root's (U+2C65 is 3 bytes, its capital U+023A 2). */
+	if (wcslen(wp) < units ||
+	    CompareStringOrdinal(wp, (int)units, wr, (int)units, TRUE) != CSTR_EQUAL)
+		goto out;
+	n = utf8_bytes_of(path, units);
+	if (n && (path[n] == '\0' || path[n] == '/' || root[rlen - 1] == '/'))
+		*len = n;
+out:
+	free(wp);
+	free(wr);
+	return rc;
+}
+
 int sys_names_fold_case(void)
 {
 	/* Win32 opens names without regard to case, whatever the volume

@@ -1,8 +1,10 @@
-/* Error classes, string buffers, JSON escaping, FILETIME conversion. */
+/* Error classes, string buffers, JSON escaping, FILETIME conversion, which
+ * paths lie under a root. */
 #include <errno.h>
 
 #include "common/err.h"
 #include "common/strbuf.h"
+#include "common/sys.h"
 #include "common/win.h" /* win_filetime_ns is inline arithmetic: tested everywhere */
 #include "tests/unit/test.h"
 
@@ -121,9 +123,38 @@ static void test_filetime(void)
 	CHECK(win_filetime_ns(2) <= win_filetime_ns(epoch / 2));
 }
 
+static size_t under(const char *path, const char *root)
+{
+	size_t n = 99;
+	CHECK_INT(sys_path_prefix(path, root, &n), 0);
+	return n;
+}
+
+/* Which paths the change journal lists are under a root: on a name's
+ * boundary, and with or without case as the platform compares names
+ * (Unicode cases: test_win). */
+static void test_path_prefix(void)
+{
+	CHECK_INT(under("D:/Photos/a.jpg", "D:/Photos"), 9);
+	CHECK_INT(under("D:/Photos/2024/a.jpg", "D:/Photos"), 9);
+	CHECK_INT(under("D:/Photos", "D:/Photos"), 9);
+	CHECK_INT(under("D:/Photos2/a.jpg", "D:/Photos"), 0);
+	CHECK_INT(under("D:/Pho", "D:/Photos"), 0);
+	CHECK_INT(under("D:/Other/a.jpg", "D:/Photos"), 0);
+	CHECK_INT(under("C:/a.jpg", "C:/"), 3);
+	CHECK_INT(under("/srv/a.jpg", "/"), 1);
+	CHECK_INT(under("/srv/a.jpg", ""), 0);
+	CHECK_INT(under("//srv/share/a.jpg", "//srv/share"), 11);
+	/* another case: the same folder only where names fold case */
+	CHECK_INT(under("d:/photos/a.jpg", "D:/Photos"), sys_names_fold_case() ? 9 : 0);
+	CHECK_INT(under("D:/PHOTOS", "D:/Photos"), sys_names_fold_case() ? 9 : 0);
+	CHECK_INT(under("D:/PHOTOS2/a.jpg", "D:/Photos"), 0);
+}
+
 int main(void)
 {
 	RUN(test_filetime);
+	RUN(test_path_prefix);
 	RUN(test_err);
 	RUN(test_strbuf);
 	RUN(test_json);
