@@ -126,8 +126,31 @@ int sys_run(const char *cmdline);
 FILE *sys_fopen(const char *path, const char *mode);
 
 /* Absolute, canonical form of an existing path, in the form seekless stores
- * (Windows: "C:/dir/file", '/' separators).  Returns 0 or an errno value. */
+ * (Windows: "C:/dir/file", '/' separators; "C:/" for a drive's root, no
+ * trailing '/' otherwise).  Links on the way are resolved (Linux: symbolic
+ * links; Windows: junctions, symbolic links, mounted folders and subst
+ * drives) and, on Windows, every name takes the case it has on the disk, so
+ * that paths the system reports later (the change journal) start the same
+ * way.  A volume mounted in a folder with no drive letter has no other name
+ * than that folder's path, which is then kept.  Returns 0 or an errno value
+ * (out empty). */
 int sys_abs_path(const char *path, struct strbuf *out);
+
+/* Whether names that differ only in case are one name here, as the
+ * platform's own file systems compare them (Windows: 1, NTFS, FAT and exFAT
+ * as Windows mounts them; Linux: 0).  Excludes then match without case. */
+int sys_names_fold_case(void);
+
+/* Whether path is root or lies below it, as this platform compares names
+ * (Linux: byte for byte; Windows: without case, as NTFS does, by
+ * CompareStringOrdinal ignoring case on UTF-16).  Both are in the stored
+ * form ('/' separators); below means the match ends where a name does:
+ * path goes on with '/' there, or root itself ends in '/' ("C:/", "/"), so
+ * "D:/Photos2" is not below "D:/Photos".  *len gets the number of bytes of
+ * path that spell root (which may differ from strlen(root) when the case
+ * differs), or 0 when path is not there (an empty root holds nothing).
+ * Returns 0, or ENOMEM (*len 0). */
+int sys_path_prefix(const char *path, const char *root, size_t *len);
 
 /* Replace argv with the command line in UTF-8 (Windows: from the UTF-16
  * command line, since main's argv is in the ANSI code page; POSIX: argv

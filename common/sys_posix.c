@@ -384,6 +384,24 @@ int sys_abs_path(const char *path, struct strbuf *out)
 	return out->oom ? ENOMEM : 0;
 }
 
+int sys_path_prefix(const char *path, const char *root, size_t *len)
+{
+	size_t n = strlen(root);
+
+	*len = 0;
+	if (n && strncmp(path, root, n) == 0 &&
+	    (path[n] == '\0' || path[n] == '/' || root[n - 1] == '/'))
+		*len = n;
+	return 0;
+}
+
+int sys_names_fold_case(void)
+{
+	/* ext4 with casefold folders and mounted FAT fold case, but names
+	 * are bytes to Linux and we take them so everywhere */
+	return 0;
+}
+
 void sys_utf8_args(int *argc, char ***argv)
 {
 	(void)argc;

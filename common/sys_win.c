@@ -446,18 +446,22 @@ int sys_background(char *how, size_t cap)
 {
 	DWORD e;
 	char why[160];
+	int ok;
 
 	/* Background mode lowers the thread's CPU priority, its I/O priority
 	 * to very low and its memory priority, and is per thread. */
-	if (SetThreadPriority(GetCurrentThread(), THREAD_MODE_BACKGROUND_BEGIN)) {
+	ok = SetThreadPriority(GetCurrentThread(), THREAD_MODE_BACKGROUND_BEGIN) != 0;
+	e = ok ? 0 : GetLastError();
+	switch (win_background_verdict(ok, e)) {
+	case WIN_BG_ON:
 		snprintf(how, cap, "thread background mode (I/O priority very low, CPU and "
 			 "memory priority low)");
 		return 0;
-	}
-	e = GetLastError();
-	if (e == 402 /* ERROR_PROCESS_MODE_ALREADY_BACKGROUND */) {
+	case WIN_BG_ALREADY:
 		snprintf(how, cap, "thread background mode (already)");
 		return 0;
+	case WIN_BG_REFUSED:
+		break;
 	}
 	/* Not there (Wine): at least the lowest CPU priority. */
 	sys_strerror(win_errno(e), why, sizeof(why));
@@ -506,26 +510,133 @@ FILE *sys_fopen(const char *path, const char *mode)
 	return f;
 }
 
+#define WIDE_PATH_MAX 32768 /* UTF-16 units, the longest \\?\ path */
+
 int sys_abs_path(const char *path, struct strbuf *out)
 {
-	wchar_t *w = win_wide(path), full[32768];
+	wchar_t *w = win_wide(path), *buf = NULL, *wp = NULL;
+	HANDLE h;
 	DWORD n;
+	int rc = 0;
 
 	if (!w)
 		return errno;
-	n = GetFullPathNameW(w, sizeof(full) / sizeof(full[0]), full, NULL);
-	free(w);
-	if (n == 0 || n >= sizeof(full) / sizeof(full[0]))
-		return n ? ENAMETOOLONG : win_errno(GetLastError());
-	if (GetFileAttributesW(full) == INVALID_FILE_ATTRIBUTES)
-		return win_errno(GetLastError());
+	buf = malloc(WIDE_PATH_MAX * sizeof(*buf));
+	if (!buf) {
+		rc = ENOMEM;
+		goto out;
+	}
+	n = GetFullPathNameW(w, WIDE_PATH_MAX, buf, NULL);
+	if (n == 0 || n >= WIDE_PATH_MAX) {
+		rc = n ? ENAMETOOLONG : win_errno(GetLastError());
+		goto out;
+	}
 	sb_reset(out);
-	if (win_from_path(full, out) != 0 || out->oom)
-		return ENOMEM;
+	if (win_from_path(buf, out) != 0 || out->oom) {
+		rc = ENOMEM;
+		goto out;
+	}
+	/* opened as \\?\ so that paths past MAX_PATH resolve too */
+	wp = win_path(out->p);
+	if (!wp) {
+		rc = errno;
+		goto out;
+	}
+	/* Without FILE_FLAG_OPEN_REPARSE_POINT the open goes through junctions,
+	 * directory symlinks, mounted folders and subst drives, and the final
+	 * path has each name as it is on the disk: the roots then match the
+	 * names the change journal and the walk report, whatever the user
+	 * typed, as realpath does on Linux. */
+	h = CreateFileW(wp, 0, FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
+			OPEN_EXISTING, FILE_FLAG_BACKUP_SEMANTICS, NULL);
+	if (h == INVALID_HANDLE_VALUE) {
+		/* there but not to be opened (in use without sharing): the
+		 * typed form is the best there is */
+		if (GetFileAttributesW(wp) == INVALID_FILE_ATTRIBUTES)
+			rc = win_errno(GetLastError());
+		goto trim;
+	}
+	n = GetFinalPathNameByHandleW(h, buf, WIDE_PATH_MAX, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+	CloseHandle(h);
+	/* No DOS name: a volume mounted only in a folder has no drive letter
+	 * to name it by (ERROR_PATH_NOT_FOUND), and Wine gives none past
+	 * MAX_PATH.  Keep the full path then; the walk opens its root
+	 * following reparse points, so a mounted folder still lists its
+	 * volume. */
+	if (n > 0 && n < WIDE_PATH_MAX) {
+		sb_reset(out);
+		if (win_from_path(buf, out) != 0 || out->oom) {
+			rc = ENOMEM;
+			goto out;
+		}
+	}
+trim:
 	/* "C:/dir/" -> "C:/dir", but keep "C:/" */
 	while (out->len > 3 && out->p[out->len - 1] == '/')
 		sb_truncate(out, out->len - 1);
-	return 0;
+out:
+	if (rc)
+		sb_reset(out);
+	free(wp);
+	free(buf);
+	free(w);
+	return rc;
+}
+
+/* Bytes of valid UTF-8 s that make its first `units` UTF-16 units, or 0
+ * when they end inside a character (half a surrogate pair). */
+static size_t utf8_bytes_of(const char *s, size_t units)
+{
+	size_t i = 0, u = 0;
+
+	while (u < units && s[i]) {
+		unsigned char c = (unsigned char)s[i];
+		size_t k = c < 0x80 ? 1 : c < 0xe0 ? 2 : c < 0xf0 ? 3 : 4;
+		u += k == 4 ? 2 : 1;
+		i += k;
+	}
+	return u == units ? i : 0;
+}
+
+int sys_path_prefix(const char *path, const char *root, size_t *len)
+{
+	wchar_t *wr = NULL, *wp = NULL;
+	size_t units, n, rlen = strlen(root);
+	int rc = 0;
+
+	*len = 0;
+	if (!rlen)
+		return 0;
+	wr = win_wide(root);
+	wp = wr ? win_wide(path) : NULL;
+	if (!wp) {
+		/* names that are not UTF-8 cannot be on a Windows volume */
+		rc = errno == ENOMEM ? ENOMEM : 0;
+		goto out;
+	}
+	units = wcslen(wr);
+	/* NTFS compares names by upcasing each UTF-16 unit (with the
+	 * volume's $UpCase table), and CompareStringOrdinal ignoring case
+	 * does the same with the system's: one unit for one, so the root's
+	 * units match as many of the path's, whose UTF-8 may be longer or
+	 * shorter than the root's (U+2C65 is 3 bytes, its capital U+023A 2). */
+	if (wcslen(wp) < units ||
+	    CompareStringOrdinal(wp, (int)units, wr, (int)units, TRUE) != CSTR_EQUAL)
+		goto out;
+	n = utf8_bytes_of(path, units);
+	if (n && (path[n] == '\0' || path[n] == '/' || root[rlen - 1] == '/'))
+		*len = n;
+out:
+	free(wp);
+	free(wr);
+	return rc;
+}
+
+int sys_names_fold_case(void)
+{
+	/* Win32 opens names without regard to case, whatever the volume
+	 * (a per-folder case-sensitive flag, set for WSL, is not looked at) */
+	return 1;
 }
 
 void sys_utf8_args(int *argc, char ***argv)

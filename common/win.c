@@ -52,6 +52,21 @@ int win_errno(unsigned long code)
 	}
 }
 
+/* Not in every mingw-w64 winerror.h. */
+#ifndef ERROR_THREAD_MODE_ALREADY_BACKGROUND
+#define ERROR_THREAD_MODE_ALREADY_BACKGROUND 400L
+#endif
+
+enum win_bg win_background_verdict(int ok, unsigned long err)
+{
+	if (ok)
+		return WIN_BG_ON;
+	/* A thread asking twice hears this; the process's answer
+	 * (ERROR_PROCESS_MODE_ALREADY_BACKGROUND, 402) is for
+	 * SetPriorityClass and never comes from SetThreadPriority. */
+	return err == ERROR_THREAD_MODE_ALREADY_BACKGROUND ? WIN_BG_ALREADY : WIN_BG_REFUSED;
+}
+
 wchar_t *win_wide(const char *s)
 {
 	int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);
@@ -183,6 +198,40 @@ unsigned long win_volume_of(const char *path, wchar_t *root, wchar_t *dev)
 	return 0;
 }
 
+#ifndef FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS
+#define FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS 0x00400000
+#endif
+#ifndef FILE_ATTRIBUTE_RECALL_ON_OPEN
+#define FILE_ATTRIBUTE_RECALL_ON_OPEN 0x00040000
+#endif
+
+int win_tag_is_link(unsigned long tag)
+{
+	return IsReparseTagNameSurrogate(tag) != 0;
+}
+
+enum win_kind win_entry_kind(unsigned long attrs, unsigned long tag)
+{
+	int is_dir = (attrs & FILE_ATTRIBUTE_DIRECTORY) != 0;
+
+	if (attrs & FILE_ATTRIBUTE_REPARSE_POINT) {
+		if (win_tag_is_link(tag))
+			return WIN_KIND_LINK;
+		/* Tag 0 is no tag: the listing did not say (Wine lists a Unix
+		 * symlink to a folder so).  An unknown folder could lead off the
+		 * volume or round in a loop; an unknown file read costs at most
+		 * a link's target read once more. */
+		if (tag == 0 && is_dir)
+			return WIN_KIND_LINK;
+	}
+	/* Not on this disk (cloud placeholders, HSM): reading would
+	 * download it, opening a virtual folder would fetch its listing. */
+	if (attrs & (FILE_ATTRIBUTE_OFFLINE | FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS |
+		     FILE_ATTRIBUTE_RECALL_ON_OPEN | FILE_ATTRIBUTE_DEVICE))
+		return WIN_KIND_SPECIAL;
+	return is_dir ? WIN_KIND_DIR : WIN_KIND_FILE;
+}
+
 int win_stat_handle(void *handle, struct win_stat *st, const char **what)
 {
 	BY_HANDLE_FILE_INFORMATION bi;
@@ -198,8 +247,7 @@ int win_stat_handle(void *handle, struct win_stat *st, const char **what)
 	if (bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) {
 		FILE_ATTRIBUTE_TAG_INFO tag;
 		if (GetFileInformationByHandleEx(h, FileAttributeTagInfo, &tag, sizeof(tag)) &&
-		    (tag.ReparseTag == IO_REPARSE_TAG_SYMLINK ||
-		     tag.ReparseTag == IO_REPARSE_TAG_MOUNT_POINT)) {
+		    win_tag_is_link(tag.ReparseTag)) {
 			*what = "open: replaced by a symbolic link";
 			return -1;
 		}

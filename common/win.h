@@ -47,6 +47,26 @@ wchar_t *win_path(const char *path);
  * \\?\ stripped, '\' -> '/'. */
 int win_from_path(const wchar_t *w, struct strbuf *out);
 
+/* What SetThreadPriority(THREAD_MODE_BACKGROUND_BEGIN) came to, from
+ * whether it succeeded (ok) and, when not, GetLastError() (err): on, already
+ * on for this thread (ERROR_THREAD_MODE_ALREADY_BACKGROUND, 400; not the
+ * process's 402), or refused. */
+enum win_bg { WIN_BG_ON, WIN_BG_ALREADY, WIN_BG_REFUSED };
+enum win_bg win_background_verdict(int ok, unsigned long err);
+
+/* What the walk makes of a directory entry, from its attributes and, when
+ * they include FILE_ATTRIBUTE_REPARSE_POINT, its reparse tag as the listing
+ * gives it (FILE_ID_BOTH_DIR_INFO.EaSize, WIN32_FIND_DATAW.dwReserved0).
+ * A link is never followed; a special entry is neither listed nor read. */
+enum win_kind { WIN_KIND_FILE, WIN_KIND_DIR, WIN_KIND_LINK, WIN_KIND_SPECIAL };
+enum win_kind win_entry_kind(unsigned long attrs, unsigned long tag);
+
+/* Whether a reparse tag makes its file or folder stand for another name
+ * (IsReparseTagNameSurrogate: symbolic links, junctions and mount points,
+ * WSL links).  Other tags (cloud files, deduplication, WOF compression)
+ * belong to a filter that serves the data in place. */
+int win_tag_is_link(unsigned long tag);
+
 /* What the readers and the locate pass want of an open file. */
 struct win_stat {
 	uint64_t dev;     /* volume serial number */

@@ -78,8 +78,9 @@ int walk_excluded(const struct excl *x, const char *dir, const char *name, struc
 /* Whether (dev, ino) is one of o->skip (ino 0: unknown, never skipped). */
 int walk_skipped(const struct walk_opts *o, uint64_t dev, uint64_t ino);
 
-/* Canonical absolute form of a root as the user named it (symbolic links in
- * the root path itself are resolved).  Returns SL_OK or SL_E_IO. */
+/* Canonical absolute form of a root as the user named it (sys_abs_path:
+ * links in the root path itself are resolved; Windows: names in the disk's
+ * case).  Returns SL_OK or SL_E_IO. */
 int walk_canonical(const char *root, struct strbuf *out, struct sl_err *err);
 
 #endif

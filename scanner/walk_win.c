@@ -9,12 +9,14 @@
  * then come from the stat pass (and an index kept inside such a tree is not
  * recognised by ID: keep it elsewhere, or exclude it by pattern).
  *
- * Reparse points are never followed: symbolic links and junctions (and
- * volume mount points, which are junctions) count as symlinks, so the walk
- * stays on the root's volume.  Files whose data is not on the disk (cloud
+ * Links are never followed: reparse points whose tag is a name surrogate
+ * (symbolic links, junctions, volume mount points) count as symlinks, so the
+ * walk stays on the root's volume.  Other reparse points are a filter's way
+ * of keeping data in place (OneDrive folders, deduplicated or compressed
+ * files): folders are walked and files read like any other
+ * (win_entry_kind).  Entries whose data is not on the disk (cloud
  * placeholders, HSM: FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS / OFFLINE) are
- * skipped like special files: reading them would download them.  Other
- * reparse points on files (deduplication) are ordinary files to us.
+ * skipped like special files: reading them would download them.
  *
  * Names arrive in UTF-16 and are stored in UTF-8 (win.h). */
 #include "scanner/walk.h"
@@ -26,13 +28,6 @@
 
 #include "common/sys.h"
 #include "common/win.h"
-
-#ifndef FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS
-#define FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS 0x00400000
-#endif
-#ifndef FILE_ATTRIBUTE_RECALL_ON_OPEN
-#define FILE_ATTRIBUTE_RECALL_ON_OPEN 0x00040000
-#endif
 
 #define LIST_BUF (64 * 1024)
 
@@ -80,7 +75,12 @@ static int excluded(struct walker *w, const char *name)
 	return walk_excluded(w->o->exclude, w->path.p ? w->path.p : "", name, &w->full);
 }
 
-static HANDLE open_dir(const char *path, DWORD *e)
+/* follow: go through a reparse point at path itself.  Only for the root:
+ * sys_abs_path resolves links in it, except a volume mounted in a folder
+ * with no drive letter, whose mount point must then lead to the volume
+ * (opening the mount point itself lists an empty folder).  Below the root
+ * nothing is followed, even if it became a link since it was listed. */
+static HANDLE open_dir(const char *path, int follow, DWORD *e)
 {
 	wchar_t *wp = win_path(path);
 	HANDLE h;
@@ -91,7 +91,7 @@ static HANDLE open_dir(const char *path, DWORD *e)
 	}
 	h = CreateFileW(wp, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES,
 			FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
-			FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, NULL);
+			FILE_FLAG_BACKUP_SEMANTICS | (follow ? 0 : FILE_FLAG_OPEN_REPARSE_POINT), NULL);
 	*e = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
 	free(wp);
 	return h;
@@ -106,24 +106,25 @@ static int take(struct walker *w, const struct entry *en, uint32_t dir, uint64_t
 		uint16_t devidx, struct pending **subs, size_t *nsubs, size_t *cap,
 		struct sl_err *err)
 {
-	int is_dir = (en->attrs & FILE_ATTRIBUTE_DIRECTORY) != 0;
+	int is_dir = 0;
 	const char *name;
 
 	if (en->len == 1 && en->name[0] == L'.')
 		return SL_OK;
 	if (en->len == 2 && en->name[0] == L'.' && en->name[1] == L'.')
 		return SL_OK;
-	if (en->attrs & FILE_ATTRIBUTE_REPARSE_POINT) {
-		if (is_dir || en->tag == IO_REPARSE_TAG_SYMLINK ||
-		    en->tag == IO_REPARSE_TAG_MOUNT_POINT) {
-			w->st->symlinks++;
-			return SL_OK;
-		}
-	}
-	if (en->attrs & (FILE_ATTRIBUTE_OFFLINE | FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS |
-			 FILE_ATTRIBUTE_RECALL_ON_OPEN | FILE_ATTRIBUTE_DEVICE)) {
+	switch (win_entry_kind(en->attrs, en->tag)) {
+	case WIN_KIND_LINK:
+		w->st->symlinks++;
+		return SL_OK;
+	case WIN_KIND_SPECIAL:
 		w->st->special++;
 		return SL_OK;
+	case WIN_KIND_DIR:
+		is_dir = 1;
+		break;
+	case WIN_KIND_FILE:
+		break;
 	}
 	sb_reset(&w->name);
 	if (win_utf8(en->name, en->len, &w->name) != 0 || w->name.oom)
@@ -249,7 +250,7 @@ static int descend(struct walker *w, const struct pending *p, uint16_t devidx, i
 	sb_addf(&w->path, "%s%s", w->path.p[keep - 1] == '/' ? "" : "/", name);
 	if (w->path.oom)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
-	h = open_dir(w->path.p, &e);
+	h = open_dir(w->path.p, 0, &e);
 	if (h == INVALID_HANDLE_VALUE) {
 		int en = win_errno(e);
 		sb_truncate(&w->path, keep);
@@ -331,7 +332,7 @@ int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 	rc = walk_canonical(root, &w.path, err);
 	if (rc != SL_OK)
 		goto out;
-	h = open_dir(w.path.p, &e);
+	h = open_dir(w.path.p, 1, &e);
 	if (h == INVALID_HANDLE_VALUE) {
 		rc = SL_FAIL(err, sl_errno_class(win_errno(e)), win_errno(e), "open root '%s'",
 			     w.path.p);

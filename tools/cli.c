@@ -160,6 +160,8 @@ int cli_excludes(const char *cmd, const struct cfg *c, char *const *extra, size_
 	int rc = SL_OK;
 
 	memset(out, 0, sizeof(*out));
+	/* before the first pattern: it decides whether '\' quotes */
+	out->fold_case = sys_names_fold_case();
 	for (i = 0; rc == SL_OK && i < c->nexcludes; i++)
 		rc = ex_add(out, c->excludes[i], &e);
 	for (i = 0; rc == SL_OK && i < nextra; i++)

@@ -123,7 +123,10 @@ static int set_key(struct cfg *c, const char *key, const char *val, const char *
 	} else if (strcmp(key, "exclude") == 0) {
 		struct excl probe = {0};
 		struct sl_err pe;
-		int rc = ex_add(&probe, val, &pe);
+		int rc;
+		/* checked as the scan will read it ('\' quotes only on Linux) */
+		probe.fold_case = sys_names_fold_case();
+		rc = ex_add(&probe, val, &pe);
 		ex_free(&probe);
 		if (rc != SL_OK)
 			return BAD("%s: %s", where, pe.msg);

@@ -219,19 +219,24 @@ static int take(const char *path, uint64_t id, void *ctxp)
 
 	base = base ? base + 1 : path;
 	for (i = 0; i < p->nroots; i++) {
-		size_t n = strlen(p->roots[i]);
 		const char *rel;
 		uint64_t dev, ino;
 		uint16_t devidx;
+		size_t n;
 
-		if (strncmp(path, p->roots[i], n) != 0)
+		/* as the platform compares names: the journal names files in
+		 * the disk's case, which a root need not share */
+		if (sys_path_prefix(path, p->roots[i], &n) != 0) {
+			c->rc = SL_FAIL(c->err, SL_E_NOMEM, 0, "out of memory");
+			return 1;
+		}
+		if (!n)
 			continue;
 		rel = path + n;
-		if (n && p->roots[i][n - 1] != '/') {
-			if (*rel != '/')
-				continue; /* "D:/Photos2" is not under "D:/Photos" */
+		if (*rel == '/')
 			rel++;
-		}
+		if (!*rel)
+			continue; /* the root itself, not a file under it */
 		if (excluded(c->ex, path, rel, base)) {
 			p->ws.excl_files++;
 			return 0;
@@ -240,8 +245,8 @@ static int take(const char *path, uint64_t id, void *ctxp)
 			return 0;
 		c->rc = ftab_dev(&p->ft, dev, &devidx, c->err);
 		if (c->rc == SL_OK && c->root_dir[i] == FT_NONE)
-			c->rc = ftab_add_dir(&p->ft, FT_NONE, p->roots[i], n, &c->root_dir[i],
-					     c->err);
+			c->rc = ftab_add_dir(&p->ft, FT_NONE, p->roots[i], strlen(p->roots[i]),
+					     &c->root_dir[i], c->err);
 		if (c->rc == SL_OK)
 			c->rc = ftab_add_path(&p->ft, c->root_dir[i], rel, id, devidx, NULL, c->err);
 		if (c->rc != SL_OK)

@@ -1,8 +1,10 @@
-/* Error classes, string buffers, JSON escaping, FILETIME conversion. */
+/* Error classes, string buffers, JSON escaping, FILETIME conversion, which
+ * paths lie under a root. */
 #include <errno.h>
 
 #include "common/err.h"
 #include "common/strbuf.h"
+#include "common/sys.h"
 #include "common/win.h" /* win_filetime_ns is inline arithmetic: tested everywhere */
 #include "tests/unit/test.h"
 
@@ -74,25 +76,85 @@ static void test_grow(void)
 }
 
 /* FILETIME 0 is common (FAT, the change journal) and times outside
- * 1677..2262 are legal on NTFS: neither may overflow. */
+ * 1677..2262 are legal on NTFS: neither may overflow.  Every expected value
+ * is worked out by hand in the comment beside it (FILETIME: 100 ns units
+ * since 1601-01-01; 1970 is 116444736000000000 of them; a signed 64-bit ns
+ * count holds 92233720368547758 such units either side of 1970, so the
+ * clamp is that times 100). */
 static void test_filetime(void)
 {
 	const uint64_t epoch = 116444736000000000ull;
-	CHECK(win_filetime_ns(0) == 0);
-	CHECK(win_filetime_ns(epoch) == 0);
+	const int64_t edge = 9223372036854775800ll; /* 92233720368547758 * 100 */
+
+	CHECK(win_filetime_ns(0) == 0);       /* never set: "not known" */
+	CHECK(win_filetime_ns(epoch) == 0);   /* 1970-01-01T00:00:00Z */
 	CHECK(win_filetime_ns(epoch + 1) == 100);
 	CHECK(win_filetime_ns(epoch - 1) == -100);
+	/* 2000-01-01T00:00:00Z: 946684800 s after 1970 */
+	CHECK(win_filetime_ns(125911584000000000ull) == 946684800000000000ll);
 	/* 2024-01-01T00:00:00Z */
 	CHECK(win_filetime_ns(epoch + 17040672000000000ull) == 1704067200000000000ll);
-	CHECK(win_filetime_ns(1) < -9000000000000000000ll);     /* 1601: clamped */
-	CHECK(win_filetime_ns(UINT64_MAX) > 9000000000000000000ll); /* 58000 AD: clamped */
-	CHECK(win_filetime_ns(INT64_MAX) > 9000000000000000000ll);
+	/* 1601: the first unit, and a second in; 11644473600 s before 1970
+	 * do not fit */
+	CHECK(win_filetime_ns(1) == -edge);
+	CHECK(win_filetime_ns(10000000ull) == -edge);
+	/* 1677-09-22T00:00:00Z, inside the range: 106751 days before 1970,
+	 * -9223286400 s */
+	CHECK(win_filetime_ns(24211872000000000ull) == -9223286400000000000ll);
+	/* 1677-09-21T00:00:00Z is outside (-9223372800 s): clamped */
+	CHECK(win_filetime_ns(24211008000000000ull) == -edge);
+	/* the lower edge itself (1677-09-21T00:12:43.1452242Z), one unit
+	 * inside, one outside */
+	CHECK(win_filetime_ns(24211015631452242ull) == -edge);
+	CHECK(win_filetime_ns(24211015631452243ull) == -edge + 100);
+	CHECK(win_filetime_ns(24211015631452241ull) == -edge);
+	/* 2262-04-11T00:00:00Z, inside: 106751 days after 1970, 9223286400 s */
+	CHECK(win_filetime_ns(208677600000000000ull) == 9223286400000000000ll);
+	/* 2262-04-12T00:00:00Z, outside: clamped */
+	CHECK(win_filetime_ns(208678464000000000ull) == edge);
+	/* the upper edge (2262-04-11T23:47:16.8547758Z) and its neighbours */
+	CHECK(win_filetime_ns(208678456368547758ull) == edge);
+	CHECK(win_filetime_ns(208678456368547757ull) == edge - 100);
+	CHECK(win_filetime_ns(208678456368547759ull) == edge);
+	/* 30828-09-14T02:48:05.4775807Z, the largest FILETIME Windows
+	 * converts (FileTimeToSystemTime), and all 64 bits set */
+	CHECK(win_filetime_ns(0x7fffffffffffffffull) == edge);
+	CHECK(win_filetime_ns(UINT64_MAX) == edge);
 	CHECK(win_filetime_ns(2) <= win_filetime_ns(epoch / 2));
+}
+
+static size_t under(const char *path, const char *root)
+{
+	size_t n = 99;
+	CHECK_INT(sys_path_prefix(path, root, &n), 0);
+	return n;
+}
+
+/* Which paths the change journal lists are under a root: on a name's
+ * boundary, and with or without case as the platform compares names
+ * (Unicode cases: test_win). */
+static void test_path_prefix(void)
+{
+	CHECK_INT(under("D:/Photos/a.jpg", "D:/Photos"), 9);
+	CHECK_INT(under("D:/Photos/2024/a.jpg", "D:/Photos"), 9);
+	CHECK_INT(under("D:/Photos", "D:/Photos"), 9);
+	CHECK_INT(under("D:/Photos2/a.jpg", "D:/Photos"), 0);
+	CHECK_INT(under("D:/Pho", "D:/Photos"), 0);
+	CHECK_INT(under("D:/Other/a.jpg", "D:/Photos"), 0);
+	CHECK_INT(under("C:/a.jpg", "C:/"), 3);
+	CHECK_INT(under("/srv/a.jpg", "/"), 1);
+	CHECK_INT(under("/srv/a.jpg", ""), 0);
+	CHECK_INT(under("//srv/share/a.jpg", "//srv/share"), 11);
+	/* another case: the same folder only where names fold case */
+	CHECK_INT(under("d:/photos/a.jpg", "D:/Photos"), sys_names_fold_case() ? 9 : 0);
+	CHECK_INT(under("D:/PHOTOS", "D:/Photos"), sys_names_fold_case() ? 9 : 0);
+	CHECK_INT(under("D:/PHOTOS2/a.jpg", "D:/Photos"), 0);
 }
 
 int main(void)
 {
 	RUN(test_filetime);
+	RUN(test_path_prefix);
 	RUN(test_err);
 	RUN(test_strbuf);
 	RUN(test_json);

@@ -1,6 +1,11 @@
 /* The Windows seams for real (under Wine in CI): path conversion, the walk
  * over Unicode and over-long names, identity and extents, the probe, the
- * reader, the lock, error text. */
+ * reader, the lock, error text, roots in the disk's case and the journal's
+ * list matched to them; and decisions Wine cannot provoke, on the numbers
+ * Microsoft documents (reparse tags, background mode). */
+/* before <windows.h>, whose `near` macro would empty db.h's field */
+#include "tools/scanjn.h"
+
 #include <windows.h>
 
 #include "common/sys.h"
@@ -217,6 +222,100 @@ static void test_paths_by_id(void)
 	ftab_free(&ft);
 }
 
+static size_t under(const char *path, const char *root)
+{
+	size_t n = 99;
+	CHECK_INT(sys_path_prefix(path, root, &n), 0);
+	return n;
+}
+
+/* Roots against the journal's paths without case, as NTFS compares names:
+ * beyond ASCII, with the length counted in the path's own bytes. */
+static void test_path_prefix(void)
+{
+	/* é/É: two bytes either way */
+	CHECK_INT(under("D:/\xc3\xa9t\xc3\xa9/a.jpg", "d:/\xc3\x89T\xc3\x89"), 8);
+	/* 写真 has no case; 📷 is a surrogate pair */
+	CHECK_INT(under("z:/\xe5\x86\x99\xe7\x9c\x9f/a.jpg", "Z:/\xe5\x86\x99\xe7\x9c\x9f"), 9);
+	CHECK_INT(under("Z:/\xf0\x9f\x93\xb7/a.jpg", "z:/\xf0\x9f\x93\xb7"), 7);
+	CHECK_INT(under("Z:/\xf0\x9f\x93\xb7x/a.jpg", "z:/\xf0\x9f\x93\xb7"), 0);
+	/* U+2C65 (3 bytes) and its capital U+023A (2 bytes), where the OS's
+	 * table folds them (Wine's does): the path's 6 bytes, not the root's 5 */
+	if (CompareStringOrdinal(L"\x2c65", 1, L"\x023a", 1, TRUE) == CSTR_EQUAL) {
+		CHECK_INT(under("Z:/\xe2\xb1\xa5/a.jpg", "Z:/\xc8\xba"), 6);
+		CHECK_INT(under("Z:/\xc8\xba/a.jpg", "Z:/\xe2\xb1\xa5"), 5);
+	}
+	/* not UTF-8: no Windows name, under nothing */
+	CHECK_INT(under("Z:/\xff/a.jpg", "Z:/"), 0);
+}
+
+/* The change journal's list (sj_list) is matched to the roots by name.
+ * The journal names files as the disk does (GetFinalPathNameByHandleW);
+ * a root spelt in other case must still hold them (it dropped them as
+ * "elsewhere" when compared byte for byte, and the new photos stayed out
+ * of the index while the journal position moved on). */
+static void test_list_case(void)
+{
+	struct walk_opts o = {0};
+	struct walk_stats st = {0};
+	struct strbuf sb = STRBUF_INIT;
+	struct scanjn j;
+	struct sj_vol *v;
+	struct prep p;
+	struct sl_err e;
+	struct ftab ft;
+	uint32_t a = 0, b = 0;
+	char *up;
+	size_t i;
+
+	ftab_init(&ft);
+	CHECK_INT(walk_root(&ft, dir, &o, &st, &e), SL_OK);
+	CHECK(has_file(&ft, "/empty.jpg", &a));
+	CHECK(has_file(&ft, "\xc3\xa9t\xc3\xa9 \xf0\x9f\x93\xb7.jpg", &b));
+	sj_init(&j);
+	j.vols = calloc(1, sizeof(*j.vols));
+	CHECK(j.vols != NULL);
+	if (!j.vols)
+		return;
+	j.nvols = j.cap = 1;
+	j.listed = 1;
+	v = &j.vols[0];
+	v->verdict = SJ_LIST;
+	v->root = strdup(dir);
+	v->t.ids = malloc(2 * sizeof(*v->t.ids));
+	v->t.ids[0] = ft.files[a].ino;
+	v->t.ids[1] = ft.files[b].ino;
+	v->t.nids = v->t.cap_ids = 2;
+	memset(&p, 0, sizeof(p));
+	p.roots = calloc(1, sizeof(*p.roots));
+	/* the root in capitals (the temporary folder's name has lower-case
+	 * letters) */
+	up = strdup(dir);
+	for (i = 0; up[i]; i++)
+		if (up[i] >= 'a' && up[i] <= 'z')
+			up[i] = (char)(up[i] - 'a' + 'A');
+	CHECK(strcmp(up, dir) != 0);
+	p.roots[0] = up;
+	p.nroots = 1;
+	CHECK_INT(sj_list(&j, &p, NULL, &e), SL_OK);
+	CHECK_INT(j.listed, 1);
+	CHECK_INT(p.ws.files, 2);
+	CHECK_INT(p.ft.nfiles, 2);
+	/* stored under the root as given, the rest as the disk names it */
+	for (i = 0; i < p.ft.nfiles; i++) {
+		sb_reset(&sb);
+		ftab_path(&p.ft, (uint32_t)i, &sb);
+		CHECK(strncmp(sb.p, up, strlen(up)) == 0 && sb.p[strlen(up)] == '/');
+	}
+	CHECK(has_file(&p.ft, "/empty.jpg", &a));
+	ftab_free(&p.ft);
+	free(up);
+	free(p.roots);
+	sj_free(&j);
+	ftab_free(&ft);
+	sb_free(&sb);
+}
+
 static void test_probe(void)
 {
 	struct dev_info d;
@@ -291,14 +390,108 @@ static void test_lock_and_sys(void)
 	CHECK_INT(sys_config_path(1, &sb), 0);
 	CHECK(strstr(sb.p, "/seekless/seekless.conf") != NULL);
 	/* Wine has no background mode: then the report must say so */
-	if (sys_background(how, sizeof(how)) == 0)
+	if (sys_background(how, sizeof(how)) == 0) {
 		CHECK(strstr(how, "thread background mode") != NULL);
-	else
+		/* Windows answers a second request with
+		 * ERROR_THREAD_MODE_ALREADY_BACKGROUND: still a success */
+		CHECK_INT(sys_background(how, sizeof(how)), 0);
+		CHECK(strstr(how, "(already)") != NULL);
+		SetThreadPriority(GetCurrentThread(), THREAD_MODE_BACKGROUND_END);
+	} else {
 		CHECK(strstr(how, "background mode refused") != NULL);
+	}
 	fprintf(stderr, "  background: %s\n", how);
 	CHECK_INT(sys_io_bytes(&io), 0);
 	CHECK(sys_cpu_count() >= 1);
 	sb_free(&sb);
+}
+
+/* A root is named as the disk names it: typed in capitals, with '\\' and a
+ * trailing separator, it comes back in the folder's own case (the change
+ * journal reports names so).  Wine cannot make a junction; a Unix symlink
+ * standing in for one is tested in test_win_scan.py. */
+static void test_abs_path(void)
+{
+	struct strbuf base = STRBUF_INIT, sb = STRBUF_INIT;
+	char p[4096], typed[4096];
+	size_t i;
+
+	CHECK_INT(sys_abs_path(dir, &base), 0);
+	snprintf(p, sizeof(p), "%s/Photos", dir);
+	CHECK_INT(t_mkdir(p), 0);
+	snprintf(typed, sizeof(typed), "%s/PHOTOS/", dir);
+	for (i = 0; typed[i]; i++) {
+		if (typed[i] == '/')
+			typed[i] = '\\';
+		else if (typed[i] >= 'a' && typed[i] <= 'z')
+			typed[i] = (char)(typed[i] - 'a' + 'A');
+	}
+	CHECK_INT(sys_abs_path(typed, &sb), 0);
+	sb_adds(&base, "/Photos");
+	CHECK_STR(sb.p, base.p);
+	/* and the same with the drive letter in lower case */
+	typed[0] = (char)(typed[0] - 'A' + 'a');
+	CHECK_INT(sys_abs_path(typed, &sb), 0);
+	CHECK_STR(sb.p, base.p);
+	/* a drive's root keeps its slash */
+	snprintf(typed, sizeof(typed), "%c:\\", base.p[0]);
+	CHECK_INT(sys_abs_path(typed, &sb), 0);
+	CHECK(sb.len == 3 && sb.p[1] == ':' && sb.p[2] == '/');
+	CHECK(sys_abs_path("Z:/no/such/thing", &sb) != 0);
+	CHECK_INT(sb.len, 0);
+	sb_free(&sb);
+	sb_free(&base);
+}
+
+/* Which listed entries are links, folders to walk, files to read, or
+ * neither, on (attributes, tag) pairs as FileIdBothDirectoryInfo gives them.
+ * Wine has no reparse tags to show (a Unix symlink to a folder comes with
+ * the attribute and tag 0), so the tags are Microsoft's numbers. */
+static void test_entry_kind(void)
+{
+	const unsigned long D = FILE_ATTRIBUTE_DIRECTORY, F = FILE_ATTRIBUTE_ARCHIVE;
+	const unsigned long R = FILE_ATTRIBUTE_REPARSE_POINT;
+
+	CHECK_INT(win_entry_kind(D, 0), WIN_KIND_DIR);
+	CHECK_INT(win_entry_kind(F, 0), WIN_KIND_FILE);
+	CHECK_INT(win_entry_kind(FILE_ATTRIBUTE_NORMAL, 0), WIN_KIND_FILE);
+	/* name surrogates: links, whether folder or file */
+	CHECK_INT(win_entry_kind(D | R, 0xA0000003), WIN_KIND_LINK); /* junction, mount point */
+	CHECK_INT(win_entry_kind(D | R, 0xA000000C), WIN_KIND_LINK); /* directory symlink */
+	CHECK_INT(win_entry_kind(F | R, 0xA000000C), WIN_KIND_LINK); /* file symlink */
+	CHECK_INT(win_entry_kind(F | R, 0xA000001D), WIN_KIND_LINK); /* WSL symlink */
+	/* OneDrive and other cloud folders: walked */
+	CHECK_INT(win_entry_kind(D | R, 0x9000601A), WIN_KIND_DIR); /* IO_REPARSE_TAG_CLOUD_6 */
+	CHECK_INT(win_entry_kind(D | R, 0x9000001A), WIN_KIND_DIR); /* IO_REPARSE_TAG_CLOUD */
+	CHECK_INT(win_entry_kind(D | R, 0x9000001C), WIN_KIND_DIR); /* ProjFS */
+	/* a cloud file that is on the disk is read; one that is not is left */
+	CHECK_INT(win_entry_kind(F | R, 0x9000601A), WIN_KIND_FILE);
+	CHECK_INT(win_entry_kind(F | R | 0x00400000, 0x9000601A), WIN_KIND_SPECIAL);
+	CHECK_INT(win_entry_kind(D | R | 0x00040000, 0x9000601A), WIN_KIND_SPECIAL);
+	CHECK_INT(win_entry_kind(F | FILE_ATTRIBUTE_OFFLINE, 0), WIN_KIND_SPECIAL);
+	CHECK_INT(win_entry_kind(FILE_ATTRIBUTE_DEVICE, 0), WIN_KIND_SPECIAL);
+	/* filters that keep the data in place: read */
+	CHECK_INT(win_entry_kind(F | R, 0x80000013), WIN_KIND_FILE); /* IO_REPARSE_TAG_DEDUP */
+	CHECK_INT(win_entry_kind(F | R, 0x80000017), WIN_KIND_FILE); /* IO_REPARSE_TAG_WOF */
+	CHECK_INT(win_entry_kind(F | R, 0x8000001B), WIN_KIND_FILE); /* APPEXECLINK: no surrogate */
+	/* no tag given (Wine's Unix symlinks): a folder is not followed, a
+	 * file is read as before */
+	CHECK_INT(win_entry_kind(D | R, 0), WIN_KIND_LINK);
+	CHECK_INT(win_entry_kind(F | R, 0), WIN_KIND_FILE);
+	CHECK(win_tag_is_link(0xA000000C) && win_tag_is_link(0xA0000003));
+	CHECK(!win_tag_is_link(0x9000601A) && !win_tag_is_link(0x80000017) && !win_tag_is_link(0));
+}
+
+/* Which answers of SetThreadPriority(THREAD_MODE_BACKGROUND_BEGIN) mean
+ * background mode is on: Wine refuses the mode, so the "already" answer can
+ * only be shown on the numbers Microsoft documents. */
+static void test_background_verdict(void)
+{
+	CHECK_INT(win_background_verdict(1, 0), WIN_BG_ON);
+	CHECK_INT(win_background_verdict(0, 400), WIN_BG_ALREADY); /* thread mode already */
+	CHECK_INT(win_background_verdict(0, 402), WIN_BG_REFUSED); /* the process's answer */
+	CHECK_INT(win_background_verdict(0, ERROR_INVALID_PARAMETER), WIN_BG_REFUSED); /* Wine */
+	CHECK_INT(win_background_verdict(0, ERROR_ACCESS_DENIED), WIN_BG_REFUSED);
 }
 
 int main(void)
@@ -308,9 +501,14 @@ int main(void)
 	RUN(test_errors);
 	RUN(test_walk_and_locate);
 	RUN(test_paths_by_id);
+	RUN(test_path_prefix);
+	RUN(test_list_case);
 	RUN(test_probe);
 	RUN(test_reader);
 	RUN(test_lock_and_sys);
+	RUN(test_abs_path);
+	RUN(test_background_verdict);
+	RUN(test_entry_kind);
 	t_rmtree(dir);
 	return t_done();
 }

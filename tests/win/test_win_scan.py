@@ -2,6 +2,7 @@
 over-long, empty and corrupt files.  Wine's retrieval pointers are refused,
 so the scan must fall back, say why, and still store every file exactly; a
 second scan must see what changed."""
+import json
 import os
 import shutil
 import sqlite3
@@ -89,5 +90,59 @@ own = con.execute("SELECT count(*) FROM files WHERE path LIKE '%index-inside%'")
 total = con.execute("SELECT count(*) FROM files").fetchone()[0]
 con.close()
 check(own == 0 and total == 43, "the index is not in itself: %d own, %d files" % (own, total))
+
+
+def scan_json(name, *args):
+    """A scan of its own index base/name.db; returns the JSON summary and
+    the live paths stored."""
+    idx = os.path.join(base, name + ".db")
+    rc, out, err = seekless("scan", "--json", "--db", winpath(idx), *args)
+    check(rc in (0, 1), "scan %s: exit status %d %s" % (name, rc, err))
+    js = json.loads(out) if out.strip().startswith("{") else {}
+    con = sqlite3.connect(idx)
+    paths = sorted(p for (p,) in con.execute("SELECT path FROM files WHERE deleted_at IS NULL"))
+    con.close()
+    return js, paths
+
+
+# Links: Wine lists a Unix symlink to a folder as a folder with the reparse
+# attribute and no tag (0).  It is not followed (win_entry_kind): what it
+# points to is stored once, under its own name.
+links = os.path.join(base, "links")
+os.makedirs(os.path.join(links, "real"))
+shutil.copy(some, os.path.join(links, "real", "a.jpg"))
+os.symlink("real", os.path.join(links, "via"))
+js, paths = scan_json("links", winpath(links))
+check(js.get("walk", {}).get("symlinks") == 1, "the folder link is counted: %r" % js.get("walk"))
+check(paths == [ourpath(os.path.join(links, "real", "a.jpg"))],
+      "the linked folder is not walked twice: %r" % paths)
+
+# Roots are named as the disk names them, so that they match the names the
+# change journal reports: typed in capitals, a root is stored in the disk's
+# case; a link to a folder (a Unix symlink, the only kind Wine can make) is
+# stored as the folder it leads to.
+case = os.path.join(base, "case")
+os.makedirs(os.path.join(case, "Photos", "Sub"))
+shutil.copy(some, os.path.join(case, "Photos", "Sub", "Img.jpg"))
+want = [ourpath(os.path.join(case, "Photos", "Sub", "Img.jpg"))]
+js, paths = scan_json("case", winpath(os.path.join(case, "PHOTOS", "sub")).upper() + "\\")
+check(paths == want, "a root typed in capitals is stored in the disk's case: %r" % paths)
+os.symlink(os.path.join(case, "Photos"), os.path.join(base, "photolink"))
+js, paths = scan_json("rootlink", winpath(os.path.join(base, "photolink")))
+check(paths == want, "a root that is a link is stored as its target: %r" % paths)
+
+# Excludes compare names as Windows does: without case, and '\' separates
+# like '/' (a path written the Windows way), instead of quoting.
+excl = os.path.join(base, "excl")
+for d in ("keep", "skip"):
+    os.makedirs(os.path.join(excl, d))
+for rel in ("IMG.JPG", "thumbs.db", os.path.join("keep", "a.jpeg"), os.path.join("skip", "b.jpeg")):
+    shutil.copy(some, os.path.join(excl, rel))
+js, paths = scan_json("excl", "--exclude", "*.jpg", "--exclude", "Thumbs.db",
+                      "--exclude", winpath(os.path.join(excl, "skip")), winpath(excl))
+check(paths == [ourpath(os.path.join(excl, "keep", "a.jpeg"))],
+      "*.jpg, Thumbs.db and a backslashed path leave out IMG.JPG, thumbs.db, skip: %r" % paths)
+w = js.get("walk", {})
+check(w.get("excluded_files") == 2 and w.get("excluded_dirs") == 1, "counted: %r" % w)
 shutil.rmtree(base)
 done()
