@@ -52,8 +52,8 @@ static int needs_filter(HANDLE h)
 
 	if (!GetFileInformationByHandleEx(h, FileAttributeTagInfo, &tag, sizeof(tag)))
 		return 0;
-	return (tag.FileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) &&
-	       !IsReparseTagNameSurrogate(tag.ReparseTag);
+	return (tag.FileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) && tag.ReparseTag &&
+	       !win_tag_is_link(tag.ReparseTag);
 }
 
 /* With write-attribute rights when we may (for SetFileTime below); a

@@ -403,6 +403,10 @@ static void test_lock_and_sys(void)
 	fprintf(stderr, "  background: %s\n", how);
 	CHECK_INT(sys_io_bytes(&io), 0);
 	CHECK(sys_cpu_count() >= 1);
+	/* inode order on NTFS: the MFT record number, not the sequence
+	 * number in the file ID's high 16 bits first */
+	CHECK(ext_inode_rank(0x0005000000001234ull) == 0x1234ull);
+	CHECK(ext_inode_rank(0x0001000000001235ull) > ext_inode_rank(0x0005000000001234ull));
 	sb_free(&sb);
 }
 
