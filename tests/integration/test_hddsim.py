@@ -52,7 +52,10 @@ try:
         check(set(walls) == {"physical", "fs"}, "table lists both orders")
         if len(walls) == 2:
             ratio = float(walls["fs"]) / float(walls["physical"])
-            check(ratio >= 2.5, "physical at least 2.5x faster than fs on the emulated disk: %.2f"
+            # 7x in the benchmark (benchmarks.md); under ASan the reader's
+            # own CPU time dilutes it (2.49 once, on a loaded machine), and
+            # a broken physical order gives about 1x
+            check(ratio >= 2.0, "physical at least 2x faster than fs on the emulated disk: %.2f"
                   % ratio)
         st = stats()
         check(int(st["requests"]) > 300 and float(st["busy_ms"]) > 0, "emulator counted: %s" % st)
