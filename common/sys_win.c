@@ -10,7 +10,6 @@
 #include <psapi.h>
 #include <sddl.h>
 #include <shellapi.h>
-#include <shlobj.h>
 
 #include "common/win.h"
 
@@ -239,35 +238,10 @@ int sys_create_private(const char *path)
 	return rc;
 }
 
-/* A known folder in UTF-8 with '/' separators, or -1.  Asked of the
- * shell rather than read from the environment: a service's environment
- * need not have the variables (Wine's services have no ProgramData), and
- * the folder is the same either way. */
-static int env_path(const wchar_t *name, struct strbuf *out)
-{
-	const KNOWNFOLDERID *id = wcscmp(name, L"ProgramData") == 0    ? &FOLDERID_ProgramData
-				  : wcscmp(name, L"LOCALAPPDATA") == 0 ? &FOLDERID_LocalAppData
-								       : &FOLDERID_RoamingAppData;
-	const wchar_t *v;
-	wchar_t *known = NULL;
-	int rc;
-
-	if (SHGetKnownFolderPath(id, 0, NULL, &known) == S_OK && known && known[0]) {
-		rc = win_from_path(known, out);
-		CoTaskMemFree(known);
-		return rc;
-	}
-	CoTaskMemFree(known);
-	v = _wgetenv(name);
-	if (!v || !v[0])
-		return -1;
-	return win_from_path(v, out);
-}
-
 int sys_default_db_path(struct strbuf *out)
 {
 	sb_reset(out);
-	if (env_path(L"LOCALAPPDATA", out) != 0)
+	if (win_folder(L"LOCALAPPDATA", out) != 0)
 		return out->oom ? ENOMEM : ENOENT;
 	sb_adds(out, "/seekless/index.db");
 	return out->oom ? ENOMEM : 0;
@@ -276,7 +250,7 @@ int sys_default_db_path(struct strbuf *out)
 int sys_config_path(int system, struct strbuf *out)
 {
 	sb_reset(out);
-	if (env_path(system ? L"ProgramData" : L"APPDATA", out) != 0)
+	if (win_folder(system ? L"ProgramData" : L"APPDATA", out) != 0)
 		return -1;
 	sb_adds(out, system ? "/seekless/seekless.conf" : "/seekless/config");
 	return out->oom ? -1 : 0;
@@ -285,7 +259,7 @@ int sys_config_path(int system, struct strbuf *out)
 const char *sys_home(void)
 {
 	static struct strbuf home = STRBUF_INIT;
-	if (!home.p && env_path(L"USERPROFILE", &home) != 0)
+	if (!home.p && win_folder(L"USERPROFILE", &home) != 0)
 		return NULL;
 	return home.p;
 }

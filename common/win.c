@@ -7,6 +7,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <windows.h>
+#include <shlobj.h>
 
 int win_errno(unsigned long code)
 {
@@ -275,4 +276,27 @@ int win_stat_or_fail(void *handle, struct win_stat *st, struct sl_err *err)
 	if (e > 0)
 		return SL_FAIL(err, sl_errno_class(e), e, "stat");
 	return SL_OK;
+}
+
+int win_folder(const wchar_t *name, struct strbuf *out)
+{
+	const KNOWNFOLDERID *id = wcscmp(name, L"ProgramData") == 0    ? &FOLDERID_ProgramData
+				  : wcscmp(name, L"LOCALAPPDATA") == 0 ? &FOLDERID_LocalAppData
+				  : wcscmp(name, L"APPDATA") == 0      ? &FOLDERID_RoamingAppData
+				  : wcscmp(name, L"USERPROFILE") == 0  ? &FOLDERID_Profile
+								       : NULL;
+	const wchar_t *v;
+	wchar_t *known = NULL;
+	int rc;
+
+	if (id && SHGetKnownFolderPath(id, 0, NULL, &known) == S_OK && known && known[0]) {
+		rc = win_from_path(known, out);
+		CoTaskMemFree(known);
+		return rc;
+	}
+	CoTaskMemFree(known);
+	v = _wgetenv(name);
+	if (!v || !v[0])
+		return -1;
+	return win_from_path(v, out);
 }

@@ -47,6 +47,13 @@ wchar_t *win_path(const char *path);
  * \\?\ stripped, '\' -> '/'. */
 int win_from_path(const wchar_t *w, struct strbuf *out);
 
+/* A folder by its environment variable's name (ProgramData, LOCALAPPDATA,
+ * APPDATA, USERPROFILE; others from the environment only), in UTF-8 with
+ * '/' separators.  Asked of the shell first: a service's environment need
+ * not hold the variables (Wine's services have no ProgramData), and the
+ * folder is the same either way.  Returns 0 or -1. */
+int win_folder(const wchar_t *name, struct strbuf *out);
+
 /* What SetThreadPriority(THREAD_MODE_BACKGROUND_BEGIN) came to, from
  * whether it succeeded (ok) and, when not, GetLastError() (err): on, already
  * on for this thread (ERROR_THREAD_MODE_ALREADY_BACKGROUND, 400; not the

@@ -28,7 +28,6 @@
 #include <string.h>
 #include <time.h>
 #include <windows.h>
-#include <shlobj.h>
 
 #include "common/sys.h"
 #include "common/win.h"
@@ -41,22 +40,8 @@
 
 int svc_system_db(struct strbuf *out)
 {
-	wchar_t *known = NULL;
-	const wchar_t *pd;
-	int rc;
-
-	/* asked of the shell: the service's environment need not have
-	 * %ProgramData% (Wine's services have none) */
 	sb_reset(out);
-	if (SHGetKnownFolderPath(&FOLDERID_ProgramData, 0, NULL, &known) == S_OK && known) {
-		rc = win_from_path(known, out);
-		CoTaskMemFree(known);
-	} else {
-		CoTaskMemFree(known);
-		pd = _wgetenv(L"ProgramData");
-		rc = pd && pd[0] ? win_from_path(pd, out) : -1;
-	}
-	if (rc != 0)
+	if (win_folder(L"ProgramData", out) != 0)
 		return -1;
 	sb_adds(out, "/seekless/index.db");
 	return out->oom ? -1 : 0;

@@ -35,12 +35,16 @@ def wait_for(pred, timeout, step=0.1):
     return None
 
 
-def log_text():
+def read_text(path):
     try:
-        with open(log, encoding="utf-8", errors="replace") as f:
+        with open(path, encoding="utf-8", errors="replace") as f:
             return f.read()
     except FileNotFoundError:
         return ""
+
+
+def log_text():
+    return read_text(log)
 
 
 # whatever an earlier run left
@@ -154,11 +158,7 @@ start()
 
 
 def sys_log():
-    try:
-        with open(syslog, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
+    return read_text(syslog)
 
 
 check(wait_for(lambda: "scan ended with exit status" in sys_log(), 120) is not None,
