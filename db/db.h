@@ -23,6 +23,13 @@
 #define DB_BATCH_ROWS 1000
 #define DB_BATCH_SECONDS 1.0
 
+/* Bytes of statement journal SQLite keeps in memory before it spills to a
+ * file (db_configure).  At most 128 KiB: SQLite moves the journal to the
+ * file in chunks of this size, and its Unix VFS masks a write's length to
+ * 17 bits (os_unix.c seekAndWriteFd), so a bigger chunk is a short write
+ * that fails the statement as SQLITE_FULL (3.40: a 1 MiB threshold did). */
+#define DB_STMT_SPILL (120 << 10)
+
 /* A missing record a new file may take over (same size and content). */
 struct db_relink {
 	int64_t id;
@@ -207,6 +214,13 @@ int db_journal_put(struct db *db, const char *volume, uint64_t journal_id, int64
  * Not for production use. */
 enum db_fault { DB_FAULT_NONE, DB_FAULT_IOERR, DB_FAULT_FULL };
 void db_inject(enum db_fault kind, int after);
+/* How many statement journals SQLite has written to a file (not kept in
+ * memory) since the first db_inject. */
+long db_fault_subjournals(void);
+
+/* SQLite's process-wide settings (the statement-journal spill); db_open
+ * and db_inject call it before SQLite initialises. */
+void db_configure(void);
 
 /* Delete the records marked deleted more than `days` days ago (0: all). */
 int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err);

@@ -15,6 +15,7 @@ static sqlite3_vfs *real;
 static sqlite3_vfs shim;
 static atomic_int fault_kind;
 static atomic_int fault_after;
+static atomic_long subjournals;
 
 struct ffile {
 	sqlite3_file base;
@@ -138,6 +139,8 @@ static int v_open(sqlite3_vfs *vfs, const char *name, sqlite3_file *file, int fl
 
 	(void)vfs;
 	f->real = (sqlite3_file *)(f + 1);
+	if (flags & SQLITE_OPEN_SUBJOURNAL)
+		atomic_fetch_add(&subjournals, 1);
 	rc = real->xOpen(real, name, f->real, flags, out_flags);
 	f->base.pMethods = f->real->pMethods ? &methods : NULL;
 	return rc;
@@ -191,9 +194,15 @@ static int v_time64(sqlite3_vfs *vfs, sqlite3_int64 *out)
 	return real->xCurrentTimeInt64(real, out);
 }
 
+long db_fault_subjournals(void)
+{
+	return atomic_load(&subjournals);
+}
+
 void db_inject(enum db_fault kind, int after)
 {
 	if (!real) {
+		db_configure();
 		real = sqlite3_vfs_find(NULL);
 		if (!real)
 			return;

@@ -13,24 +13,43 @@
 #include "indexer/yield.h"
 
 #define QUEUE_CAP 1024
+/* files the reader hands the extractors at once, records the extractors
+ * hand the store loop (see struct queue), and how long either may wait */
+#define XQ_BATCH 4
+#define XQ_LAG 0.002
+#define SQ_BATCH 32
+#define SQ_LAG 0.02
 
 /* ---- bounded queue of pointers --------------------------------------- */
 
+/* Waking a thread costs more than handing it a file: on the dev VM a
+ * futex wake-up and the sleep before it were a tenth of a warm scan, one
+ * of each per file and per queue.  So a queue may wake its consumer only
+ * once `batch` items wait, and the consumer, when it finds the queue
+ * empty, sleeps at most `lag` seconds, so that an item never waits longer
+ * than that when the producer stalls (a slow disk, the budget).  When a
+ * whole `lag` passes with nothing queued, the producer is slower than the
+ * consumer: the queue then wakes it at the next item, as a plain queue. */
 struct queue {
 	pthread_mutex_t mu;
 	pthread_cond_t not_empty, not_full;
 	void **items;
 	size_t cap, head, count;
+	size_t batch;
+	double lag;
+	int eager; /* the consumer gave up waiting for a batch: wake at once */
 	int closed;
 };
 
-static int q_init(struct queue *q, size_t cap)
+static int q_init(struct queue *q, size_t cap, size_t batch, double lag)
 {
 	memset(q, 0, sizeof(*q));
 	q->items = malloc(cap * sizeof(*q->items));
 	if (!q->items)
 		return -1;
 	q->cap = cap;
+	q->batch = batch > 1 && batch < cap ? batch : 1;
+	q->lag = lag;
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->not_empty, NULL);
 	pthread_cond_init(&q->not_full, NULL);
@@ -55,8 +74,21 @@ static void q_push(struct queue *q, void *item)
 		pthread_cond_wait(&q->not_full, &q->mu);
 	q->items[(q->head + q->count) % q->cap] = item;
 	q->count++;
-	pthread_cond_signal(&q->not_empty);
+	if (q->count >= q->batch || q->eager) {
+		q->eager = 0;
+		pthread_cond_signal(&q->not_empty);
+	}
 	pthread_mutex_unlock(&q->mu);
+}
+
+/* Waits on cv until the wall-clock deadline (ns); 1 when it passed. */
+static int wait_until(pthread_cond_t *cv, pthread_mutex_t *mu, int64_t at)
+{
+	/* pthread_cond_timedwait's deadline is on CLOCK_REALTIME */
+	struct timespec ts;
+	ts.tv_sec = (time_t)(at / 1000000000);
+	ts.tv_nsec = (long)(at % 1000000000);
+	return pthread_cond_timedwait(cv, mu, &ts) == ETIMEDOUT;
 }
 
 /* Next item; NULL when closed and drained, or (with timeout > 0) when
@@ -64,25 +96,28 @@ static void q_push(struct queue *q, void *item)
 static void *q_pop(struct queue *q, double timeout, int *timed_out)
 {
 	void *item = NULL;
+	int64_t now = sys_wall_ns(), give_up = timeout > 0 ? now + (int64_t)(timeout * 1e9) : 0;
 
 	if (timed_out)
 		*timed_out = 0;
 	pthread_mutex_lock(&q->mu);
 	while (q->count == 0 && !q->closed) {
-		if (timeout > 0) {
-			/* pthread_cond_timedwait's deadline is on CLOCK_REALTIME */
-			int64_t at = sys_wall_ns() + (int64_t)(timeout * 1e9);
-			struct timespec ts;
-			ts.tv_sec = (time_t)(at / 1000000000);
-			ts.tv_nsec = (long)(at % 1000000000);
-			if (pthread_cond_timedwait(&q->not_empty, &q->mu, &ts) == ETIMEDOUT &&
-			    q->count == 0) {
-				if (timed_out)
-					*timed_out = !q->closed;
-				break;
-			}
+		if (q->batch > 1 && !q->eager) {
+			int64_t at = now + (int64_t)(q->lag * 1e9);
+			if (give_up && give_up < at)
+				at = give_up;
+			if (wait_until(&q->not_empty, &q->mu, at) && q->count == 0)
+				q->eager = 1; /* a whole lag with nothing: wake me at the next */
+		} else if (give_up) {
+			wait_until(&q->not_empty, &q->mu, give_up);
 		} else {
 			pthread_cond_wait(&q->not_empty, &q->mu);
+		}
+		now = sys_wall_ns();
+		if (give_up && now >= give_up && q->count == 0) {
+			if (timed_out)
+				*timed_out = !q->closed;
+			break;
 		}
 	}
 	if (q->count) {
@@ -103,35 +138,119 @@ static void q_close(struct queue *q)
 	pthread_mutex_unlock(&q->mu);
 }
 
-/* ---- memory budget --------------------------------------------------- */
+/* ---- memory budget and buffer pool -------------------------------- */
+
+/* Every file buffer is charged to the budget while it exists, in flight
+ * or kept for reuse, so the bytes held never exceed `total`.  Reuse is
+ * the point: a fresh buffer costs a page fault and a zeroed page per
+ * 4 KiB while the kernel copies into it (a fifth of a warm scan's time),
+ * a reused one costs nothing.  Buffers are sized in POOL_GRAIN steps so
+ * that files of similar size share them; the pool is dropped first
+ * whenever a new buffer would not fit. */
+#define POOL_GRAIN ((size_t)64 << 10)
+#define POOL_SLOTS 16
 
 struct budget {
 	pthread_mutex_t mu;
 	pthread_cond_t freed;
-	size_t total, used, peak;
+	size_t total, used, peak; /* used: in flight + pooled; peak: in flight */
+	size_t pooled;
+	size_t npool;
+	struct {
+		uint8_t *buf;
+		size_t cap;
+	} pool[POOL_SLOTS];
 };
 
-static void budget_take(struct budget *b, size_t n)
+/* Drops the largest pooled buffer; 0 when the pool is empty. */
+static int pool_drop_one(struct budget *b)
 {
-	if (n == 0)
-		return;
+	size_t i, big = 0;
+
+	if (b->npool == 0)
+		return 0;
+	for (i = 1; i < b->npool; i++)
+		if (b->pool[i].cap > b->pool[big].cap)
+			big = i;
+	free(b->pool[big].buf);
+	b->used -= b->pool[big].cap;
+	b->pooled -= b->pool[big].cap;
+	b->pool[big] = b->pool[--b->npool];
+	return 1;
+}
+
+/* A buffer of at least `want` bytes, charged *charge (0 for want 0);
+ * waits while the budget is spent.  NULL when out of memory. */
+static uint8_t *budget_alloc(struct budget *b, size_t want, size_t *charge)
+{
+	size_t cap = (want + POOL_GRAIN - 1) / POOL_GRAIN * POOL_GRAIN, i, best = SIZE_MAX;
+	uint8_t *buf;
+
+	*charge = 0;
+	if (want == 0)
+		return malloc(1);
+	if (cap > b->total)
+		cap = b->total; /* want <= total / 4 always: rounding never starves it */
 	pthread_mutex_lock(&b->mu);
-	while (b->used + n > b->total)
-		pthread_cond_wait(&b->freed, &b->mu);
-	b->used += n;
-	if (b->used > b->peak)
-		b->peak = b->used;
+	for (;;) {
+		for (i = 0; i < b->npool; i++) /* the smallest that fits, at most twice the size */
+			if (b->pool[i].cap >= want && b->pool[i].cap <= 2 * cap &&
+			    (best == SIZE_MAX || b->pool[i].cap < b->pool[best].cap))
+				best = i;
+		if (best != SIZE_MAX) {
+			buf = b->pool[best].buf;
+			*charge = b->pool[best].cap;
+			b->pooled -= *charge;
+			b->pool[best] = b->pool[--b->npool];
+			break;
+		}
+		if (b->used + cap <= b->total) {
+			buf = malloc(cap);
+			if (!buf) {
+				pthread_mutex_unlock(&b->mu);
+				return NULL;
+			}
+			*charge = cap;
+			b->used += cap;
+			break;
+		}
+		if (!pool_drop_one(b))
+			pthread_cond_wait(&b->freed, &b->mu);
+	}
+	if (b->used - b->pooled > b->peak)
+		b->peak = b->used - b->pooled;
+	pthread_mutex_unlock(&b->mu);
+	return buf;
+}
+
+/* Gives back a buffer from budget_alloc: kept for reuse while the pool
+ * has room (a quarter of the budget), else freed. */
+static void budget_release(struct budget *b, uint8_t *buf, size_t charge)
+{
+	if (charge == 0) {
+		free(buf);
+		return;
+	}
+	pthread_mutex_lock(&b->mu);
+	if (b->npool < POOL_SLOTS && b->pooled + charge <= b->total / 4) {
+		b->pool[b->npool].buf = buf;
+		b->pool[b->npool].cap = charge;
+		b->npool++;
+		b->pooled += charge;
+	} else {
+		free(buf);
+		b->used -= charge;
+	}
+	pthread_cond_broadcast(&b->freed);
 	pthread_mutex_unlock(&b->mu);
 }
 
-static void budget_give(struct budget *b, size_t n)
+static void budget_destroy(struct budget *b)
 {
-	if (n == 0)
-		return;
-	pthread_mutex_lock(&b->mu);
-	b->used -= n;
-	pthread_cond_broadcast(&b->freed);
-	pthread_mutex_unlock(&b->mu);
+	while (pool_drop_one(b))
+		;
+	pthread_mutex_destroy(&b->mu);
+	pthread_cond_destroy(&b->freed);
 }
 
 /* ---- jobs and items -------------------------------------------------- */
@@ -448,17 +567,14 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct
 		size_t want = (size_t)(job->streamed ? (size - off < P->chunk ? size - off : P->chunk)
 						     : size);
 		uint8_t *buf;
-		size_t got = 0;
+		size_t got = 0, charge;
 		int last;
 
 		if (y && seq > 0)
 			yd_wait(y, stop_cb, P);
-		budget_take(&P->budget, want);
-		buf = malloc(want ? want : 1);
-		if (!buf) {
-			budget_give(&P->budget, want);
+		buf = budget_alloc(&P->budget, want, &charge);
+		if (!buf)
 			goto oom;
-		}
 		if (my_slot) {
 			atomic_store(&my_slot->file, file);
 			atomic_store(&my_slot->since_us,
@@ -490,9 +606,8 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct
 			}
 			job->got = off;
 		}
-		if (push_item(P, job, buf, got, want, seq, last ? tail : NULL) != 0) {
-			free(buf);
-			budget_give(&P->budget, want);
+		if (push_item(P, job, buf, got, charge, seq, last ? tail : NULL) != 0) {
+			budget_release(&P->budget, buf, charge);
 			goto oom;
 		}
 		seq++;
@@ -704,8 +819,7 @@ static void process(struct pipe *P, struct item *it)
 		else
 			x_hash_once(it->buf, it->len, job->hex);
 	}
-	free(it->buf);
-	budget_give(&P->budget, it->charge);
+	budget_release(&P->budget, it->buf, it->charge);
 	if (it->tail) {
 		if (job->streamed)
 			x_hash_hex(job->hash, job->hex);
@@ -831,7 +945,8 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 
 	P->groups = calloc(pl->ngroups ? pl->ngroups : 1, sizeof(*P->groups));
 	gstats = calloc(pl->ngroups ? pl->ngroups : 1, sizeof(*gstats));
-	if (!P->groups || !gstats || q_init(&P->xq, QUEUE_CAP) || q_init(&P->sq, QUEUE_CAP)) {
+	if (!P->groups || !gstats || q_init(&P->xq, QUEUE_CAP, XQ_BATCH, XQ_LAG) ||
+	    q_init(&P->sq, QUEUE_CAP, SQ_BATCH, SQ_LAG)) {
 		rc = SL_FAIL(err, SL_E_NOMEM, 0, "pipeline: out of memory");
 		goto out;
 	}
@@ -995,8 +1110,7 @@ out:
 	free(P->groups);
 	q_destroy(&P->xq);
 	q_destroy(&P->sq);
-	pthread_mutex_destroy(&P->budget.mu);
-	pthread_cond_destroy(&P->budget.freed);
+	budget_destroy(&P->budget);
 	pthread_mutex_destroy(&P->order_mu);
 	pthread_cond_destroy(&P->order_cv);
 	pthread_mutex_destroy(&P->fatal_mu);

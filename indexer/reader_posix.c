@@ -119,11 +119,11 @@ int rd_open(const char *path, struct rd_file **out, struct rd_info *info, struct
 	const int base = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
 	struct rd_file *f = NULL;
 	struct stat st;
-	int fd = -1, e, rc;
+	int fd = -1, e, rc, flags;
 
 	*out = NULL;
 	for (;;) {
-		int flags = base | (atomic_load(&noatime_ok) ? O_NOATIME : 0);
+		flags = base | (atomic_load(&noatime_ok) ? O_NOATIME : 0);
 		fd = sys_open(path, flags);
 		if (fd >= 0)
 			break;
@@ -147,8 +147,9 @@ int rd_open(const char *path, struct rd_file **out, struct rd_info *info, struct
 		rc = SL_FAIL(err, SL_E_IO, 0, "open: no longer a regular file");
 		goto fail;
 	}
-	/* O_NONBLOCK only guarded the open against a FIFO swapped in. */
-	fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK);
+	/* O_NONBLOCK only guarded the open against a FIFO swapped in.  F_SETFL
+	 * sets the status flags whole: those we opened with, less that one. */
+	fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 	f = malloc(sizeof(*f));
 	if (!f) {
 		rc = SL_FAIL(err, SL_E_NOMEM, 0, "open: out of memory");

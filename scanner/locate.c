@@ -193,6 +193,13 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		struct sl_err fe;
 		int frc;
 
+		if ((f->flags & FT_STATED) && ft->devs[f->dev].extents == 0) {
+			/* no extent map here: opening it would only repeat the stat
+			 * of the first pass (3 system calls a file) */
+			f->flags = (uint16_t)((f->flags & ~(FT_LOCATED | FT_INLINE | FT_UNKNOWN |
+							    FT_ENCODED | FT_EMPTY)) | FT_NOEXT);
+			continue;
+		}
 		if ((rc = next_path(ft, k, cancel, &path, err)) != SL_OK)
 			break;
 		frc = ext_locate(path.p, ft->devs[f->dev].extents != 0, &r, &fe);
