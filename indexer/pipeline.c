@@ -153,7 +153,7 @@ static void q_close(struct queue *q)
 struct budget {
 	pthread_mutex_t mu;
 	pthread_cond_t freed;
-	size_t total, used, peak; /* used: in flight + pooled; peak: in flight */
+	size_t total, used, peak; /* used, and its peak: in flight + pooled */
 	size_t pooled;
 	size_t npool;
 	struct {
@@ -217,8 +217,8 @@ static uint8_t *budget_alloc(struct budget *b, size_t want, size_t *charge)
 		if (!pool_drop_one(b))
 			pthread_cond_wait(&b->freed, &b->mu);
 	}
-	if (b->used - b->pooled > b->peak)
-		b->peak = b->used - b->pooled;
+	if (b->used > b->peak)
+		b->peak = b->used;
 	pthread_mutex_unlock(&b->mu);
 	return buf;
 }

@@ -103,7 +103,7 @@ struct px_stats {
 	double extract_s;    /* busy time summed over extractor threads */
 	double store_s;      /* time inside the sink */
 	double wall_s;
-	uint64_t peak_inflight; /* highest bytes held between reader and extractor */
+	uint64_t peak_inflight; /* highest file-buffer bytes held: in flight and pooled */
 	int jobs;
 	struct px_group_stats *groups; /* plan->ngroups entries; px_stats_free */
 	size_t ngroups;
