@@ -4,10 +4,14 @@
  * must follow the plan exactly) or several on one without; one extractor per
  * core; and the caller's thread, which hands finished records to the sink one
  * at a time (the single database writer).  Bytes in flight between readers
- * and extractors are capped by a budget; a file larger than a quarter of the
- * budget is streamed in chunks, hashed as they arrive, its metadata taken from
- * the first chunk.  Nothing here waits on I/O while holding memory another
- * stage needs, so the stages always make progress (docs/design.md, "Pipeline").
+ * and extractors are capped by a budget, which also holds the pool their
+ * buffers are reused from; a file larger than a quarter of the budget is
+ * streamed in chunks, its metadata taken from the first chunk.  Readers make
+ * the content hash as they copy (the bytes are in their cache then);
+ * extractors parse and make the perceptual hash.  Queues wake their consumer
+ * per batch, never later than a bounded lag.  Nothing here waits on I/O while
+ * holding memory another stage needs, so the stages always make progress
+ * (docs/design.md, "Pipeline").
  */
 #ifndef SL_PIPELINE_H
 #define SL_PIPELINE_H
