@@ -165,8 +165,7 @@ int sys_file_id(const char *path, uint64_t *dev, uint64_t *ino)
 	if (h == INVALID_HANDLE_VALUE)
 		return win_errno(GetLastError());
 	if (GetFileInformationByHandle(h, &fi)) {
-		*dev = fi.dwVolumeSerialNumber;
-		*ino = ((uint64_t)fi.nFileIndexHigh << 32) | fi.nFileIndexLow;
+		win_file_id(h, &fi, dev, ino);
 	} else {
 		rc = win_errno(GetLastError());
 	}

@@ -233,6 +233,152 @@ enum win_kind win_entry_kind(unsigned long attrs, unsigned long tag)
 	return is_dir ? WIN_KIND_DIR : WIN_KIND_FILE;
 }
 
+static uint64_t mix64(uint64_t x)
+{
+	x ^= x >> 30;
+	x *= 0xbf58476d1ce4e5b9ull;
+	x ^= x >> 27;
+	x *= 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+uint64_t win_fold_id(const unsigned char id[16])
+{
+	uint64_t lo = 0, hi = 0;
+	int i;
+
+	for (i = 7; i >= 0; i--) {
+		lo = lo << 8 | id[i];
+		hi = hi << 8 | id[8 + i];
+	}
+	return hi == 0 ? lo : mix64(lo ^ mix64(hi));
+}
+
+static int hexval(wchar_t c)
+{
+	if (c >= L'0' && c <= L'9')
+		return c - L'0';
+	if (c >= L'a' && c <= L'f')
+		return c - L'a' + 10;
+	if (c >= L'A' && c <= L'F')
+		return c - L'A' + 10;
+	return -1;
+}
+
+int win_volume_guid(const wchar_t *path, unsigned char guid[16])
+{
+	const wchar_t *p = wcsstr(path, L"Volume{");
+	int n = 0, i;
+
+	if (!p)
+		return -1;
+	p += 7;
+	for (i = 0; i < 36; i++, p++) {
+		int hi, lo;
+		if (i == 8 || i == 13 || i == 18 || i == 23) {
+			if (*p != L'-')
+				return -1;
+			continue;
+		}
+		hi = hexval(p[0]);
+		lo = hexval(p[1]);
+		if (hi < 0 || lo < 0)
+			return -1;
+		guid[n++] = (unsigned char)(hi << 4 | lo);
+		p++;
+		i++;
+	}
+	return n == 16 && *p == L'}' ? 0 : -1;
+}
+
+uint64_t win_guid_dev(const unsigned char guid[16])
+{
+	uint64_t lo = 0, hi = 0;
+	int i;
+
+	for (i = 0; i < 8; i++) {
+		lo = lo << 8 | guid[i];
+		hi = hi << 8 | guid[8 + i];
+	}
+	return (1ull << 63) | (mix64(lo ^ mix64(hi)) >> 1);
+}
+
+/* Serial numbers of the mounted volumes, listed once */
+#define MAX_SERIALS 256
+static INIT_ONCE serials_once = INIT_ONCE_STATIC_INIT;
+static DWORD serials[MAX_SERIALS];
+static size_t nserials;
+
+static BOOL CALLBACK list_serials(PINIT_ONCE once, PVOID param, PVOID *ctx)
+{
+	wchar_t name[MAX_PATH + 8];
+	HANDLE f;
+
+	(void)once;
+	(void)param;
+	(void)ctx;
+	f = FindFirstVolumeW(name, MAX_PATH + 8);
+	if (f == INVALID_HANDLE_VALUE)
+		return TRUE;
+	do {
+		DWORD serial;
+		/* a reader without a card, an empty optical drive: no serial */
+		UINT old = SetErrorMode(SEM_FAILCRITICALERRORS);
+		if (nserials < MAX_SERIALS &&
+		    GetVolumeInformationW(name, NULL, 0, &serial, NULL, NULL, NULL, 0))
+			serials[nserials++] = serial;
+		SetErrorMode(old);
+	} while (FindNextVolumeW(f, name, MAX_PATH + 8));
+	FindVolumeClose(f);
+	return TRUE;
+}
+
+int win_serial_shared(uint32_t serial)
+{
+	size_t i, n = 0;
+
+	InitOnceExecuteOnce(&serials_once, list_serials, NULL, NULL);
+	for (i = 0; i < nserials; i++)
+		n += serials[i] == serial;
+	return n >= 2;
+}
+
+/* GetFileInformationByHandleEx's FileIdInfo (Windows 8 on; the headers
+ * hide it below _WIN32_WINNT 0x0602) */
+#define WIN_FILE_ID_INFO 18
+struct win_file_id_info {
+	ULONGLONG serial;
+	unsigned char id[16];
+};
+
+void win_file_id(void *handle, const struct _BY_HANDLE_FILE_INFORMATION *bi, uint64_t *dev,
+		 uint64_t *ino)
+{
+	HANDLE h = handle;
+	struct win_file_id_info fi;
+	unsigned char guid[16];
+	wchar_t small[512], *name = small;
+	DWORD n;
+
+	*dev = bi->dwVolumeSerialNumber;
+	*ino = ((uint64_t)bi->nFileIndexHigh << 32) | bi->nFileIndexLow;
+	if (GetFileInformationByHandleEx(h, (FILE_INFO_BY_HANDLE_CLASS)WIN_FILE_ID_INFO, &fi,
+					 sizeof(fi)))
+		*ino = win_fold_id(fi.id);
+	if (!win_serial_shared(bi->dwVolumeSerialNumber))
+		return;
+	/* a clone beside its original: which volume is this one? */
+	n = GetFinalPathNameByHandleW(h, small, 512, VOLUME_NAME_GUID);
+	if (n >= 512) {
+		name = malloc(((size_t)n + 1) * sizeof(*name));
+		n = name ? GetFinalPathNameByHandleW(h, name, n + 1, VOLUME_NAME_GUID) : 0;
+	}
+	if (n > 0 && name && win_volume_guid(name, guid) == 0)
+		*dev = win_guid_dev(guid);
+	if (name != small)
+		free(name);
+}
+
 int win_stat_handle(void *handle, struct win_stat *st, const char **what)
 {
 	BY_HANDLE_FILE_INFORMATION bi;
@@ -253,8 +399,7 @@ int win_stat_handle(void *handle, struct win_stat *st, const char **what)
 			return -1;
 		}
 	}
-	st->dev = bi.dwVolumeSerialNumber;
-	st->ino = ((uint64_t)bi.nFileIndexHigh << 32) | bi.nFileIndexLow;
+	win_file_id(h, &bi, &st->dev, &st->ino);
 	st->size = ((uint64_t)bi.nFileSizeHigh << 32) | bi.nFileSizeLow;
 	st->mtime_ns = win_filetime_ns(((uint64_t)bi.ftLastWriteTime.dwHighDateTime << 32) |
 				       bi.ftLastWriteTime.dwLowDateTime);

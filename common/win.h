@@ -76,8 +76,8 @@ int win_tag_is_link(unsigned long tag);
 
 /* What the readers and the locate pass want of an open file. */
 struct win_stat {
-	uint64_t dev;     /* volume serial number */
-	uint64_t ino;     /* file ID (NTFS: MFT reference) */
+	uint64_t dev;     /* the volume (win_file_id) */
+	uint64_t ino;     /* the file on it (win_file_id) */
 	uint64_t size;
 	int64_t mtime_ns; /* since 1970 */
 	int64_t ctime_ns; /* ChangeTime since 1970; 0 when the file system keeps none (FAT) */
@@ -108,6 +108,35 @@ int win_stat_handle(void *handle, struct win_stat *st, const char **what);
 struct sl_err;
 /* win_stat_handle with the outcome as an SL_ code and a message in err. */
 int win_stat_or_fail(void *handle, struct win_stat *st, struct sl_err *err);
+
+/* Identity of files and volumes.
+ *
+ * A file is (dev, ino).  dev is the 32-bit volume serial number, unless two
+ * mounted volumes carry the same serial (a sector-by-sector clone of a
+ * drive, plugged in beside it): those are told apart by their volume GUIDs,
+ * hashed into a dev with the top bit set, which no serial has.  ino is the
+ * 128-bit FileIdInfo ID (Windows 8 on) folded to 64 bits: as it is when its
+ * upper half is 0 (NTFS, FAT: the 64-bit file index, so indexes made before
+ * keep their identities), hashed when not (ReFS, whose 64-bit indexes are
+ * not unique); the 64-bit file index where FileIdInfo is refused.
+ * Volumes are enumerated once per process: a clone plugged in later is
+ * known at the next run. */
+
+/* The identity of the open file or folder h, whose
+ * BY_HANDLE_FILE_INFORMATION is bi. */
+struct _BY_HANDLE_FILE_INFORMATION;
+void win_file_id(void *h, const struct _BY_HANDLE_FILE_INFORMATION *bi, uint64_t *dev,
+		 uint64_t *ino);
+/* The 128-bit file ID (16 bytes, little-endian) folded as above. */
+uint64_t win_fold_id(const unsigned char id[16]);
+/* The 16 bytes of the GUID in a volume name or a path that starts with one
+ * ("\\?\Volume{01234567-89ab-cdef-0123-456789abcdef}\..."), in the
+ * order written; 0, or -1 when there is none. */
+int win_volume_guid(const wchar_t *path, unsigned char guid[16]);
+/* The dev of a volume known by its GUID (top bit set). */
+uint64_t win_guid_dev(const unsigned char guid[16]);
+/* Whether two or more mounted volumes carry this serial number. */
+int win_serial_shared(uint32_t serial);
 
 /* The volume holding path: its root folder (root: "\\?\C:\" or a mount
  * folder; MAX_PATH + 8 units) and the device name to open it with (dev:

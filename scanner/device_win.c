@@ -1,7 +1,8 @@
 /* device_win.c - volumes and disks on Windows.
  *
  * Device numbers here are volume serial numbers (what
- * GetFileInformationByHandle reports for every file on the volume).  The
+ * GetFileInformationByHandle reports for every file on the volume), or for
+ * a clone mounted beside its original its GUID's hash (win.h).  The
  * volume is opened as a device (\\.\C:, or its \\?\Volume{GUID} name) with
  * no access rights, which any user may do, and asked:
  *   IOCTL_VOLUME_GET_VOLUME_DISK_EXTENTS  which disk, and where on it the
@@ -18,7 +19,9 @@
  * ("serial:XXXX-XXXX"), stored on the volume itself, so it survives
  * replugging and drive-letter changes.  For NTFS that is the low half of the
  * 64-bit serial Linux reports, so one drive indexed from both systems has
- * two identities (its paths differ anyway). */
+ * two identities (its paths differ anyway).  A volume whose serial another
+ * mounted volume shares (a clone) adds its GUID: "serial:XXXX-XXXX@{...}"
+ * (clone_id; device numbers do the same, win.h). */
 #include "scanner/device.h"
 
 #include <errno.h>
@@ -33,8 +36,11 @@
 
 void dev_number(uint64_t st_dev, char *buf, unsigned len)
 {
-	snprintf(buf, len, "%04X-%04X", (unsigned)(st_dev >> 16) & 0xffff,
-		 (unsigned)st_dev & 0xffff);
+	if (st_dev >> 32) /* a clone's volume, known by its GUID (win.h) */
+		snprintf(buf, len, "%016llX", (unsigned long long)st_dev);
+	else
+		snprintf(buf, len, "%04X-%04X", (unsigned)(st_dev >> 16) & 0xffff,
+			 (unsigned)st_dev & 0xffff);
 }
 
 static void utf8_into(const wchar_t *w, char *out, size_t cap)
@@ -90,6 +96,26 @@ static void probe_disk(HANDLE vol, struct dev_info *out)
 	snprintf(out->how, sizeof(out->how), "seek-penalty query failed: %s", why);
 }
 
+/* A volume whose serial another mounted one shares (a clone): the serial
+ * alone would make the two one file system, and the diff would take one's
+ * files for the other's, so its GUID joins the identity.  Both copies then
+ * have new identities, and their files are read again once (and again
+ * when the clone is gone); docs/windows.md. */
+static void clone_id(const wchar_t *root, struct dev_info *out)
+{
+	wchar_t guid[MAX_PATH + 8];
+	char g[MAX_PATH + 8];
+	const char *brace;
+
+	if (!GetVolumeNameForVolumeMountPointW(root, guid, MAX_PATH + 8))
+		return;
+	utf8_into(guid, g, sizeof(g));
+	brace = strchr(g, '{');
+	if (brace && strlen(brace) >= 38)
+		snprintf(out->fs_id + strlen(out->fs_id), sizeof(out->fs_id) - strlen(out->fs_id),
+			 "@%.38s", brace);
+}
+
 int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl_err *err)
 {
 	wchar_t root[MAX_PATH + 8], fs[64], dev[MAX_PATH + 8];
@@ -107,8 +133,13 @@ int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl
 	if (!hint || win_volume_of(hint, root, dev) != 0)
 		return SL_OK;
 	utf8_into(root, out->mount, sizeof(out->mount));
-	if (GetVolumeInformationW(root, NULL, 0, &serial, NULL, NULL, fs, 64))
+	if (GetVolumeInformationW(root, NULL, 0, &serial, NULL, NULL, fs, 64)) {
 		utf8_into(fs, out->fstype, sizeof(out->fstype));
+		snprintf(out->fs_id, sizeof(out->fs_id), "serial:%04X-%04X",
+			 (unsigned)(serial >> 16) & 0xffff, (unsigned)serial & 0xffff);
+		if (win_serial_shared(serial))
+			clone_id(root, out);
+	}
 	if (!dev[0])
 		return SL_OK;
 	utf8_into(dev, out->source, sizeof(out->source));

@@ -266,8 +266,7 @@ static int descend(struct walker *w, const struct pending *p, uint16_t devidx, i
 		sb_truncate(&w->path, keep);
 		return record_dir_error(w, p->dir, "stat", win_errno(e), err);
 	}
-	dev = bi.dwVolumeSerialNumber;
-	ino = ((uint64_t)bi.nFileIndexHigh << 32) | bi.nFileIndexLow;
+	win_file_id(h, &bi, &dev, &ino);
 	r = ftab_seen_dir(w->ft, dev, ino);
 	if (r != 0) {
 		CloseHandle(h);
@@ -344,8 +343,7 @@ int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 		rc = SL_FAIL(err, SL_E_IO, win_errno(e), "stat root '%s'", w.path.p);
 		goto out;
 	}
-	dev = bi.dwVolumeSerialNumber;
-	ino = ((uint64_t)bi.nFileIndexHigh << 32) | bi.nFileIndexLow;
+	win_file_id(h, &bi, &dev, &ino);
 	rc = ftab_dev(ft, dev, &devidx, err);
 	if (rc != SL_OK) {
 		CloseHandle(h);

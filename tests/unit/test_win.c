@@ -222,6 +222,60 @@ static void test_paths_by_id(void)
 	ftab_free(&ft);
 }
 
+/* Identities (win.h): a 128-bit file ID with a zero upper half is the
+ * 64-bit index it always was, so NTFS indexes keep theirs; ReFS-style IDs
+ * that share a lower half stay apart; volume GUIDs parse from the names
+ * GetFinalPathNameByHandleW and FindFirstVolumeW give, and make devs no
+ * serial can equal.  And on this machine, files' identities from the
+ * handle agree with the walk's listing. */
+static void test_identity(void)
+{
+	unsigned char id[16] = {0x78, 0x56, 0x34, 0x12, 0, 0, 0x05, 0}, id2[16], g[16], g2[16];
+	const wchar_t *name = L"\\?\Volume{0123abcd-89AB-cdef-0123-456789abcdef}\Photos\a.jpg";
+	uint64_t d1, d2, dev, ino;
+	struct walk_opts o = {0};
+	struct walk_stats st = {0};
+	struct strbuf sb = STRBUF_INIT;
+	struct sl_err e;
+	struct ftab ft;
+	uint32_t a = 0;
+
+	CHECK(win_fold_id(id) == 0x0005000012345678ull);
+	memcpy(id2, id, 16);
+	id2[15] = 1;
+	id[15] = 2;
+	CHECK(win_fold_id(id) != win_fold_id(id2));
+	CHECK(win_fold_id(id) != 0x0005000012345678ull);
+	CHECK(win_fold_id(id) == win_fold_id(id));
+
+	CHECK_INT(win_volume_guid(name, g), 0);
+	CHECK(g[0] == 0x01 && g[1] == 0x23 && g[2] == 0xab && g[3] == 0xcd && g[4] == 0x89 &&
+	      g[5] == 0xab && g[15] == 0xef);
+	CHECK_INT(win_volume_guid(L"\\?\Volume{0123abcd-89AB-cdef-0123-456789abcdef}\", g2), 0);
+	CHECK(memcmp(g, g2, 16) == 0);
+	CHECK_INT(win_volume_guid(L"\\?\C:\Photos", g2), -1);
+	CHECK_INT(win_volume_guid(L"\\?\Volume{0123abcd-89AB-cdef-0123-456789abcde}\", g2), -1);
+	CHECK_INT(win_volume_guid(L"\\?\Volume{0123abcd+89AB-cdef-0123-456789abcdef}\", g2), -1);
+	CHECK_INT(win_volume_guid(L"\\?\Volume{0123abcd-89AB-cdef-0123-456789abcdeg}\", g2), -1);
+	d1 = win_guid_dev(g);
+	g[15] ^= 1;
+	d2 = win_guid_dev(g);
+	CHECK(d1 != d2 && (d1 >> 63) && (d2 >> 63));
+
+	/* Wine's volumes do not share serials: devs stay serial numbers, and
+	 * the handle's identity is the one the walk listed */
+	ftab_init(&ft);
+	CHECK_INT(walk_root(&ft, dir, &o, &st, &e), SL_OK);
+	CHECK(has_file(&ft, "/empty.jpg", &a));
+	ftab_path(&ft, a, &sb);
+	CHECK_INT(sys_file_id(sb.p, &dev, &ino), 0);
+	CHECK(dev >> 32 == 0 && !win_serial_shared((uint32_t)dev));
+	CHECK(dev == ft.devs[ft.files[a].dev].st_dev);
+	CHECK(ino == ft.files[a].ino);
+	sb_free(&sb);
+	ftab_free(&ft);
+}
+
 static size_t under(const char *path, const char *root)
 {
 	size_t n = 99;
@@ -505,6 +559,7 @@ int main(void)
 	RUN(test_errors);
 	RUN(test_walk_and_locate);
 	RUN(test_paths_by_id);
+	RUN(test_identity);
 	RUN(test_path_prefix);
 	RUN(test_list_case);
 	RUN(test_probe);
