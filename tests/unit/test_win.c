@@ -231,7 +231,7 @@ static void test_paths_by_id(void)
 static void test_identity(void)
 {
 	unsigned char id[16] = {0x78, 0x56, 0x34, 0x12, 0, 0, 0x05, 0}, id2[16], g[16], g2[16];
-	const wchar_t *name = L"\\?\Volume{0123abcd-89AB-cdef-0123-456789abcdef}\Photos\a.jpg";
+	const wchar_t *name = L"\\\\?\\Volume{0123abcd-89AB-cdef-0123-456789abcdef}\\Photos\\a.jpg";
 	uint64_t d1, d2, dev, ino;
 	struct walk_opts o = {0};
 	struct walk_stats st = {0};
@@ -251,12 +251,12 @@ static void test_identity(void)
 	CHECK_INT(win_volume_guid(name, g), 0);
 	CHECK(g[0] == 0x01 && g[1] == 0x23 && g[2] == 0xab && g[3] == 0xcd && g[4] == 0x89 &&
 	      g[5] == 0xab && g[15] == 0xef);
-	CHECK_INT(win_volume_guid(L"\\?\Volume{0123abcd-89AB-cdef-0123-456789abcdef}\", g2), 0);
+	CHECK_INT(win_volume_guid(L"\\\\?\\Volume{0123abcd-89AB-cdef-0123-456789abcdef}\\", g2), 0);
 	CHECK(memcmp(g, g2, 16) == 0);
-	CHECK_INT(win_volume_guid(L"\\?\C:\Photos", g2), -1);
-	CHECK_INT(win_volume_guid(L"\\?\Volume{0123abcd-89AB-cdef-0123-456789abcde}\", g2), -1);
-	CHECK_INT(win_volume_guid(L"\\?\Volume{0123abcd+89AB-cdef-0123-456789abcdef}\", g2), -1);
-	CHECK_INT(win_volume_guid(L"\\?\Volume{0123abcd-89AB-cdef-0123-456789abcdeg}\", g2), -1);
+	CHECK_INT(win_volume_guid(L"\\\\?\\C:\\Photos", g2), -1);
+	CHECK_INT(win_volume_guid(L"\\\\?\\Volume{0123abcd-89AB-cdef-0123-456789abcde}\\", g2), -1);
+	CHECK_INT(win_volume_guid(L"\\\\?\\Volume{0123abcd+89AB-cdef-0123-456789abcdef}\\", g2), -1);
+	CHECK_INT(win_volume_guid(L"\\\\?\\Volume{0123abcd-89AB-cdef-0123-456789abcdeg}\\", g2), -1);
 	d1 = win_guid_dev(g);
 	g[15] ^= 1;
 	d2 = win_guid_dev(g);
