@@ -70,6 +70,10 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 	}
 	/* a side as long as the biggest a HEIF we hash can have */
 	heif_context_set_maximum_image_size_limit(ctx, 16384);
+	/* the grid's tiles in this thread: extractors already run one per
+	 * core, and a thread pool started for every picture cost more than
+	 * a thumbnail's decode */
+	heif_context_set_max_decoding_threads(ctx, 0);
 	e = heif_context_read_from_memory_without_copy(ctx, p, n, NULL);
 	if (e.code != heif_error_Ok) {
 		rc = fail(e, err, "read");
