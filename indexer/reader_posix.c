@@ -214,7 +214,8 @@ void rd_advise_sequential(struct rd_file *f)
 
 void rd_advise_willneed(struct rd_file *f)
 {
-	posix_fadvise(f->fd, 0, 0, POSIX_FADV_WILLNEED);
+	if (!f->was_cached) /* all in memory already: nothing to ask the disk */
+		posix_fadvise(f->fd, 0, 0, POSIX_FADV_WILLNEED);
 }
 
 int rd_evict(const char *path, struct sl_err *err)
