@@ -33,10 +33,13 @@ static int png_chunks_fit(const uint8_t *p, size_t n)
 {
 	size_t pos = 8;
 
-	while (n >= 12 && pos <= n - 12) {
+	/* a chunk's length and type (8 bytes) are all libpng needs to size
+	 * it: a header in the last 12 bytes counts too (fuzz_raster: a
+	 * 191-byte file whose last 9 declared a 1.8 GB tEXt) */
+	while (n >= 8 && pos <= n - 8) {
 		uint32_t len = (uint32_t)p[pos] << 24 | (uint32_t)p[pos + 1] << 16 |
 			       (uint32_t)p[pos + 2] << 8 | p[pos + 3];
-		if (len > n - 12 - pos)
+		if (n - pos < 12 || len > n - 12 - pos)
 			return 0;
 		if (memcmp(p + pos + 4, "IEND", 4) == 0)
 			break;

@@ -672,6 +672,14 @@ static void test_raster_png(void)
 		CHECK_INT(raster_phash("png", t, n + 28, 6, &h, &src, &e), SL_E_CORRUPT);
 		CHECK(strstr(e.msg, "runs past the end") != NULL);
 		CHECK(sys_peak_rss() < before + (64u << 20));
+		/* the same declaration in the file's last 9 bytes, where a full
+		 * chunk header and CRC (12) no longer fit (fuzz_raster's find: 191
+		 * bytes, 8.5 s and 1.8 GB before) */
+		memcpy(t + 33, text, sizeof(text));
+		t[33 + sizeof(text)] = 'a';
+		CHECK_INT(raster_phash("png", t, 33 + sizeof(text) + 1, 6, &h, &src, &e), SL_E_CORRUPT);
+		CHECK(strstr(e.msg, "runs past the end") != NULL);
+		CHECK(sys_peak_rss() < before + (64u << 20));
 		/* the whole file with data after IEND still decodes */
 		memcpy(t, png, n);
 		memset(t + n, 0xff, 64);
