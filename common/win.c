@@ -4,6 +4,7 @@
 #include "common/err.h"
 
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <windows.h>
@@ -341,6 +342,23 @@ int win_serial_shared(uint32_t serial)
 	for (i = 0; i < nserials; i++)
 		n += serials[i] == serial;
 	return n >= 2;
+}
+
+void win_volume_key(const wchar_t *root, unsigned long serial, char *out, size_t cap)
+{
+	wchar_t guid[MAX_PATH + 8];
+	unsigned char g[16];
+	int n = snprintf(out, cap, "serial:%04X-%04X", (unsigned)(serial >> 16) & 0xffff,
+			 (unsigned)serial & 0xffff);
+
+	if (n < 0 || (size_t)n >= cap || !win_serial_shared((uint32_t)serial) ||
+	    !GetVolumeNameForVolumeMountPointW(root, guid, MAX_PATH + 8) ||
+	    win_volume_guid(guid, g) != 0)
+		return;
+	snprintf(out + n, cap - (size_t)n,
+		 "@{%02x%02x%02x%02x-%02x%02x-%02x%02x-%02x%02x-%02x%02x%02x%02x%02x%02x}", g[0], g[1],
+		 g[2], g[3], g[4], g[5], g[6], g[7], g[8], g[9], g[10], g[11], g[12], g[13], g[14],
+		 g[15]);
 }
 
 /* GetFileInformationByHandleEx's FileIdInfo (Windows 8 on; the headers

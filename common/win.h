@@ -137,6 +137,11 @@ int win_volume_guid(const wchar_t *path, unsigned char guid[16]);
 uint64_t win_guid_dev(const unsigned char guid[16]);
 /* Whether two or more mounted volumes carry this serial number. */
 int win_serial_shared(uint32_t serial);
+/* The stable name of the volume whose root folder is root and whose serial
+ * is serial, for the file system's identity and the change journal's
+ * position: "serial:XXXX-XXXX", and "@{guid}" after it when another mounted
+ * volume shares the serial.  At most 64 bytes with the NUL. */
+void win_volume_key(const wchar_t *root, unsigned long serial, char *out, size_t cap);
 
 /* The volume holding path: its root folder (root: "\\?\C:\" or a mount
  * folder; MAX_PATH + 8 units) and the device name to open it with (dev:

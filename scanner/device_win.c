@@ -21,7 +21,7 @@
  * 64-bit serial Linux reports, so one drive indexed from both systems has
  * two identities (its paths differ anyway).  A volume whose serial another
  * mounted volume shares (a clone) adds its GUID: "serial:XXXX-XXXX@{...}"
- * (clone_id; device numbers do the same, win.h). */
+ * (win_volume_key; device numbers do the same, win.h). */
 #include "scanner/device.h"
 
 #include <errno.h>
@@ -96,26 +96,6 @@ static void probe_disk(HANDLE vol, struct dev_info *out)
 	snprintf(out->how, sizeof(out->how), "seek-penalty query failed: %s", why);
 }
 
-/* A volume whose serial another mounted one shares (a clone): the serial
- * alone would make the two one file system, and the diff would take one's
- * files for the other's, so its GUID joins the identity.  Both copies then
- * have new identities, and their files are read again once (and again
- * when the clone is gone); docs/windows.md. */
-static void clone_id(const wchar_t *root, struct dev_info *out)
-{
-	wchar_t guid[MAX_PATH + 8];
-	char g[MAX_PATH + 8];
-	const char *brace;
-
-	if (!GetVolumeNameForVolumeMountPointW(root, guid, MAX_PATH + 8))
-		return;
-	utf8_into(guid, g, sizeof(g));
-	brace = strchr(g, '{');
-	if (brace && strlen(brace) >= 38)
-		snprintf(out->fs_id + strlen(out->fs_id), sizeof(out->fs_id) - strlen(out->fs_id),
-			 "@%.38s", brace);
-}
-
 int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl_err *err)
 {
 	wchar_t root[MAX_PATH + 8], fs[64], dev[MAX_PATH + 8];
@@ -135,10 +115,10 @@ int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl
 	utf8_into(root, out->mount, sizeof(out->mount));
 	if (GetVolumeInformationW(root, NULL, 0, &serial, NULL, NULL, fs, 64)) {
 		utf8_into(fs, out->fstype, sizeof(out->fstype));
-		snprintf(out->fs_id, sizeof(out->fs_id), "serial:%04X-%04X",
-			 (unsigned)(serial >> 16) & 0xffff, (unsigned)serial & 0xffff);
-		if (win_serial_shared(serial))
-			clone_id(root, out);
+		/* a clone beside its original adds its GUID: the serial alone
+		 * would make the two one file system, and the diff would take
+		 * one's files for the other's (docs/windows.md) */
+		win_volume_key(root, serial, out->fs_id, sizeof(out->fs_id));
 	}
 	if (!dev[0])
 		return SL_OK;

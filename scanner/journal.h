@@ -23,7 +23,7 @@
 #include "scanner/usn.h"
 
 struct jn_state {
-	char volume[64];      /* stable key: "serial:XXXX-XXXX" */
+	char volume[64];      /* stable key: "serial:XXXX-XXXX" (win_volume_key) */
 	uint64_t journal_id;
 	int64_t first_usn;    /* oldest record still held */
 	int64_t next_usn;     /* where the next record will go */

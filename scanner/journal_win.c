@@ -55,9 +55,10 @@ static int fail(DWORD code, const char *what, char *why, size_t cap)
 	return win_errno(code);
 }
 
-static HANDLE open_volume(const char *path, DWORD *serial, DWORD *e)
+/* root: MAX_PATH + 8 units, the volume's root folder */
+static HANDLE open_volume(const char *path, wchar_t *root, DWORD *serial, DWORD *e)
 {
-	wchar_t root[MAX_PATH + 8], dev[MAX_PATH + 8];
+	wchar_t dev[MAX_PATH + 8];
 	HANDLE h;
 
 	*e = win_volume_of(path, root, dev);
@@ -75,7 +76,8 @@ static HANDLE open_volume(const char *path, DWORD *serial, DWORD *e)
 	return h;
 }
 
-static int query(HANDLE h, DWORD serial, struct jn_state *now, char *why, size_t cap)
+static int query(HANDLE h, const wchar_t *root, DWORD serial, struct jn_state *now, char *why,
+		 size_t cap)
 {
 	USN_JOURNAL_DATA jd;
 	DWORD got = 0;
@@ -86,8 +88,7 @@ static int query(HANDLE h, DWORD serial, struct jn_state *now, char *why, size_t
 		snprintf(why, cap, "query the change journal: short answer");
 		return EIO;
 	}
-	snprintf(now->volume, sizeof(now->volume), "serial:%04X-%04X",
-		 (unsigned)(serial >> 16) & 0xffff, (unsigned)serial & 0xffff);
+	win_volume_key(root, serial, now->volume, sizeof(now->volume));
 	now->journal_id = jd.UsnJournalID;
 	now->first_usn = jd.FirstUsn;
 	now->next_usn = jd.NextUsn;
@@ -96,14 +97,15 @@ static int query(HANDLE h, DWORD serial, struct jn_state *now, char *why, size_t
 
 int jn_query(const char *path, struct jn_state *now, char *why, size_t cap)
 {
+	wchar_t root[MAX_PATH + 8];
 	DWORD serial = 0, e;
-	HANDLE h = open_volume(path, &serial, &e);
+	HANDLE h = open_volume(path, root, &serial, &e);
 	int rc;
 
 	memset(now, 0, sizeof(*now));
 	if (h == INVALID_HANDLE_VALUE)
 		return fail(e, "open the volume", why, cap);
-	rc = query(h, serial, now, why, cap);
+	rc = query(h, root, serial, now, why, cap);
 	CloseHandle(h);
 	return rc;
 }
@@ -112,6 +114,7 @@ int jn_read(const char *path, const struct jn_state *now, int64_t from,
 	    const uint64_t *ignore_dirs, size_t n, struct usn_tally *t, char *why, size_t cap)
 {
 	struct read_v1 rd;
+	wchar_t root[MAX_PATH + 8];
 	DWORD serial = 0, e, rdsize = sizeof(rd);
 	HANDLE h;
 	unsigned char *buf;
@@ -121,7 +124,7 @@ int jn_read(const char *path, const struct jn_state *now, int64_t from,
 		snprintf(why, cap, "the journal wrapped: records since the last scan are gone");
 		return ERANGE;
 	}
-	h = open_volume(path, &serial, &e);
+	h = open_volume(path, root, &serial, &e);
 	if (h == INVALID_HANDLE_VALUE)
 		return fail(e, "open the volume", why, cap);
 	buf = malloc(READ_BUF);

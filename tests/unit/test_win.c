@@ -261,6 +261,11 @@ static void test_identity(void)
 	g[15] ^= 1;
 	d2 = win_guid_dev(g);
 	CHECK(d1 != d2 && (d1 >> 63) && (d2 >> 63));
+	{
+		char key[64];
+		win_volume_key(L"C:\\", 0x1234ABCDul, key, sizeof(key));
+		CHECK_STR(key, "serial:1234-ABCD"); /* no mounted volume shares it */
+	}
 
 	/* Wine's volumes do not share serials: devs stay serial numbers, and
 	 * the handle's identity is the one the walk listed */
