@@ -27,9 +27,12 @@
  * of each per file and per queue.  So a queue may wake its consumer only
  * once `batch` items wait, and the consumer, when it finds the queue
  * empty, sleeps at most `lag` seconds, so that an item never waits longer
- * than that when the producer stalls (a slow disk, the budget).  When a
- * whole `lag` passes with nothing queued, the producer is slower than the
- * consumer: the queue then wakes it at the next item, as a plain queue. */
+ * than that when the producer stalls (a slow disk).  When a whole `lag`
+ * passes with nothing queued, the producer is slower than the consumers:
+ * the queue then wakes one at every item, as a plain queue, until a
+ * consumer finds a batch waiting again.  A producer about to wait for the
+ * budget wakes them first (q_kick): what it queued must not wait for a
+ * timer, and timers on the wall clock stretch when it steps back. */
 struct queue {
 	pthread_mutex_t mu;
 	pthread_cond_t not_empty, not_full;
@@ -37,7 +40,7 @@ struct queue {
 	size_t cap, head, count;
 	size_t batch;
 	double lag;
-	int eager; /* the consumer gave up waiting for a batch: wake at once */
+	int eager; /* consumers wait for single items: wake one at every push */
 	int closed;
 };
 
@@ -74,10 +77,8 @@ static void q_push(struct queue *q, void *item)
 		pthread_cond_wait(&q->not_full, &q->mu);
 	q->items[(q->head + q->count) % q->cap] = item;
 	q->count++;
-	if (q->count >= q->batch || q->eager) {
-		q->eager = 0;
+	if (q->count >= q->batch || q->eager)
 		pthread_cond_signal(&q->not_empty);
-	}
 	pthread_mutex_unlock(&q->mu);
 }
 
@@ -121,6 +122,8 @@ static void *q_pop(struct queue *q, double timeout, int *timed_out)
 		}
 	}
 	if (q->count) {
+		if (q->count >= q->batch)
+			q->eager = 0; /* the producer is ahead again: batches */
 		item = q->items[q->head];
 		q->head = (q->head + 1) % q->cap;
 		q->count--;
@@ -128,6 +131,15 @@ static void *q_pop(struct queue *q, double timeout, int *timed_out)
 	}
 	pthread_mutex_unlock(&q->mu);
 	return item;
+}
+
+/* Wakes a consumer for whatever is queued, batch or not. */
+static void q_kick(struct queue *q)
+{
+	pthread_mutex_lock(&q->mu);
+	if (q->count)
+		pthread_cond_signal(&q->not_empty);
+	pthread_mutex_unlock(&q->mu);
 }
 
 static void q_close(struct queue *q)
@@ -180,8 +192,9 @@ static int pool_drop_one(struct budget *b)
 }
 
 /* A buffer of at least `want` bytes, charged *charge (0 for want 0);
- * waits while the budget is spent.  NULL when out of memory. */
-static uint8_t *budget_alloc(struct budget *b, size_t want, size_t *charge)
+ * waits while the budget is spent, after waking kick's consumers for what
+ * is queued there (they free the memory).  NULL when out of memory. */
+static uint8_t *budget_alloc(struct budget *b, size_t want, size_t *charge, struct queue *kick)
 {
 	size_t cap = (want + POOL_GRAIN - 1) / POOL_GRAIN * POOL_GRAIN, i, best = SIZE_MAX;
 	uint8_t *buf;
@@ -214,8 +227,10 @@ static uint8_t *budget_alloc(struct budget *b, size_t want, size_t *charge)
 			b->used += cap;
 			break;
 		}
-		if (!pool_drop_one(b))
+		if (!pool_drop_one(b)) {
+			q_kick(kick); /* the budget before the queue, always */
 			pthread_cond_wait(&b->freed, &b->mu);
+		}
 	}
 	if (b->used > b->peak)
 		b->peak = b->used;
@@ -572,7 +587,7 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct
 
 		if (y && seq > 0)
 			yd_wait(y, stop_cb, P);
-		buf = budget_alloc(&P->budget, want, &charge);
+		buf = budget_alloc(&P->budget, want, &charge, &P->xq);
 		if (!buf)
 			goto oom;
 		if (my_slot) {
