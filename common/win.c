@@ -243,15 +243,23 @@ static uint64_t mix64(uint64_t x)
 	return x ^ (x >> 31);
 }
 
-uint64_t win_fold_id(const unsigned char id[16])
+/* 16 bytes as two little-endian halves */
+static void halves(const unsigned char b[16], uint64_t *lo, uint64_t *hi)
 {
-	uint64_t lo = 0, hi = 0;
 	int i;
 
+	*lo = *hi = 0;
 	for (i = 7; i >= 0; i--) {
-		lo = lo << 8 | id[i];
-		hi = hi << 8 | id[8 + i];
+		*lo = *lo << 8 | b[i];
+		*hi = *hi << 8 | b[8 + i];
 	}
+}
+
+uint64_t win_fold_id(const unsigned char id[16])
+{
+	uint64_t lo, hi;
+
+	halves(id, &lo, &hi);
 	return hi == 0 ? lo : mix64(lo ^ mix64(hi));
 }
 
@@ -294,13 +302,9 @@ int win_volume_guid(const wchar_t *path, unsigned char guid[16])
 
 uint64_t win_guid_dev(const unsigned char guid[16])
 {
-	uint64_t lo = 0, hi = 0;
-	int i;
+	uint64_t lo, hi;
 
-	for (i = 0; i < 8; i++) {
-		lo = lo << 8 | guid[i];
-		hi = hi << 8 | guid[8 + i];
-	}
+	halves(guid, &lo, &hi);
 	return (1ull << 63) | (mix64(lo ^ mix64(hi)) >> 1);
 }
 

@@ -155,7 +155,7 @@ static void q_close(struct queue *q)
 /* Every file buffer is charged to the budget while it exists, in flight
  * or kept for reuse, so the bytes held never exceed `total`.  Reuse is
  * the point: a fresh buffer costs a page fault and a zeroed page per
- * 4 KiB while the kernel copies into it (a fifth of a warm scan's time),
+ * 4 KiB while the kernel copies into it (a tenth of a warm scan's profile),
  * a reused one costs nothing.  Buffers are sized in POOL_GRAIN steps so
  * that files of similar size share them; the pool is dropped first
  * whenever a new buffer would not fit. */

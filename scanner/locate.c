@@ -175,6 +175,9 @@ int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st
 	return rc;
 }
 
+/* What the extent pass says of where a file lies; it replaces them whole. */
+#define WHERE_FLAGS (FT_LOCATED | FT_INLINE | FT_UNKNOWN | FT_ENCODED | FT_EMPTY | FT_NOEXT)
+
 int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		   struct sl_err *err)
 {
@@ -196,8 +199,7 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		if ((f->flags & FT_STATED) && ft->devs[f->dev].extents == 0) {
 			/* no extent map here: opening it would only repeat the stat
 			 * of the first pass (3 system calls a file) */
-			f->flags = (uint16_t)((f->flags & ~(FT_LOCATED | FT_INLINE | FT_UNKNOWN |
-							    FT_ENCODED | FT_EMPTY)) | FT_NOEXT);
+			f->flags = (uint16_t)((f->flags & ~WHERE_FLAGS) | FT_NOEXT);
 			continue;
 		}
 		if ((rc = next_path(ft, k, cancel, &path, err)) != SL_OK)
@@ -237,8 +239,7 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		f->ctime_ns = r.ctime_ns;
 		f->phys = r.phys;
 		f->fragments = r.fragments;
-		f->flags = (uint16_t)((f->flags & ~(FT_LOCATED | FT_INLINE | FT_UNKNOWN | FT_ENCODED |
-						    FT_EMPTY | FT_NOEXT)) | r.flags);
+		f->flags = (uint16_t)((f->flags & ~WHERE_FLAGS) | r.flags);
 		if (r.flags & FT_LOCATED)
 			st->located++;
 	}
