@@ -16,28 +16,42 @@ name, sh = disk.name, disk.sh
 SCHED_IDLE = 5
 
 
-def thread_state(pid, tid):
-    """(ionice class, nice, policy) of one thread, None once it is gone."""
+PF_EXITING = 0x4  # include/linux/sched.h: set by do_exit before it drops the I/O context
+
+
+def read_stat(pid, tid):
+    """(flags, nice, policy) from the thread's stat, None once it is gone."""
     try:
         stat = open("/proc/%d/task/%s/stat" % (pid, tid)).read()
-    except FileNotFoundError:
+    except (FileNotFoundError, ProcessLookupError):
         return None
     fields = stat[stat.rindex(")") + 2:].split()
-    nice, policy = int(fields[16]), int(fields[38])
-    p = subprocess.run(["ionice", "-p", tid], capture_output=True, text=True)
-    if p.returncode != 0:
-        return None
-    return (p.stdout.strip(), nice, policy)
+    return int(fields[6]), int(fields[16]), int(fields[38])
 
 
-def thread_states(pid):
-    """(tid, ionice class, nice, policy) of every thread of pid.
+def thread_state(pid, tid):
+    """(ionice class, nice, policy) of one live thread; None once it is gone
+    or on its way out.
 
     A thread on its way out has already dropped its I/O context (do_exit
     frees it before the thread leaves /proc), so ioprio_get answers "none"
-    for it while nice and policy still read right: CI caught exactly that
-    once.  A sample that looks wrong is taken again a moment later and
-    counts only if the thread is still there."""
+    for it while nice and policy still read right.  CI caught exactly that
+    twice; a second look 50 ms later was not enough, because a SCHED_IDLE
+    thread on a loaded machine can take longer than that to finish exiting.
+    do_exit sets PF_EXITING before it drops the context, so a thread whose
+    stat shows no PF_EXITING after ionice answered had its context then."""
+    before = read_stat(pid, tid)
+    if before is None or before[0] & PF_EXITING:
+        return None
+    p = subprocess.run(["ionice", "-p", tid], capture_output=True, text=True)
+    after = read_stat(pid, tid)
+    if p.returncode != 0 or after is None or after[0] & PF_EXITING:
+        return None
+    return (p.stdout.strip(), after[1], after[2])
+
+
+def thread_states(pid):
+    """(tid, ionice class, nice, policy) of every live thread of pid."""
     out = []
     try:
         tids = os.listdir("/proc/%d/task" % pid)
@@ -45,9 +59,6 @@ def thread_states(pid):
         return out
     for tid in tids:
         s = thread_state(pid, tid)
-        if s is not None and s != ("idle", 19, SCHED_IDLE):
-            time.sleep(0.05)
-            s = thread_state(pid, tid)
         if s is not None:
             out.append((tid,) + s)
     return out
@@ -113,9 +124,12 @@ try:
         check(p.returncode == 0, "background scan ok: %s" % err[-300:])
         s = summary(out)
         print("user read 160 MB in %.2f s while the scan ran; scan: %s" % (dd_s, s))
-        check(s is not None and s[2] >= 1 and s[1] > 0.2, "it stepped aside: %s" % (s,))
+        # at least one whole pause step (YD_PAUSE, 0.2 s).  On a machine whose
+        # cores are busy, its SCHED_IDLE threads may run only near the end of
+        # the user's read, and then one step is all there is to see
+        check(s is not None and s[2] >= 1 and s[1] >= 0.2, "it stepped aside: %s" % (s,))
         rows = db_rows(db, "SELECT background, yield_s FROM scans ORDER BY id DESC LIMIT 1")
-        check(rows and rows[0][0] == 1 and rows[0][1] > 0.2, "stored in scans: %s" % rows)
+        check(rows and rows[0][0] == 1 and rows[0][1] >= 0.2, "stored in scans: %s" % rows)
         check(len(export(db)) == len(files), "everything indexed again")
 
         # 3. a foreground scan has no such line and does not wait
