@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "indexer/pipeline.h"
 
-#define DB_SCHEMA_VERSION 7
+#define DB_SCHEMA_VERSION 8
 
 /* Rows per transaction, and the longest a batch stays open. */
 #define DB_BATCH_ROWS 1000
@@ -109,6 +109,7 @@ struct db_scan_end {
 	uint64_t unchanged, changed, added, moved, deleted; /* incremental */
 	uint64_t unavailable;
 	uint64_t rechecked;   /* read again only because their ctime moved */
+	uint64_t upgraded;    /* unchanged, read again: made by an older extractor */
 	int complete;         /* walked everything and applied deletions */
 	int background;
 	double yield_s;
@@ -125,6 +126,8 @@ struct db_diff {
 	uint64_t unchanged, changed, added, moved;
 	uint64_t rechecked;      /* read again only because their ctime moved (FT_CTIME) */
 	uint64_t rehash;         /* unchanged, read for a perceptual hash (FT_REHASH) */
+	uint64_t upgraded;       /* unchanged, read again: its record is older than
+				    what this version reads from its format (FT_UPGRADE) */
 	uint64_t unavailable;    /* missing, on a file system this scan did not see */
 	struct {
 		uint32_t file;   /* ftab index */
@@ -166,7 +169,8 @@ enum {
 /* Compare the walked and stat'ed files of ft (locate_stat) with the
  * index's live records under the roots (diff.c says how a file finds its
  * record): set FT_SKIP on files not to read (unchanged, or only moved),
- * FT_CTIME on those read only because their ctime moved, FT_NEW on files
+ * FT_CTIME on those read only because their ctime moved, FT_UPGRADE on
+ * unchanged files whose record an older extractor made (X_META_STALE_SQL), FT_NEW on files
  * the index does not know, FT_REPLACED on files that replaced their path's
  * file, and fill *d.  db_map_fs first.  Returns SL_OK, SL_E_DB or
  * SL_E_NOMEM. */

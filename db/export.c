@@ -44,6 +44,8 @@ static const struct col cols[] = {
 	{"phys_offset", "phys_offset"},
 	{"fragments", "fragments"},
 	{"error", "error"},
+	{"tz_offset", "tz_offset"},
+	{"subsec", "subsec"},
 };
 /* With DB_EXTENDED, after the contract's keys. */
 static const struct col extra[] = {
@@ -51,6 +53,7 @@ static const struct col extra[] = {
 	{"phash_src", "phash_src"},
 	{"warnings", "warnings"},
 	{"placement", "placement"},
+	{"meta_version", "meta_version"},
 };
 /* DB_SCANS: one row per run, for trends (docs/schema.md). */
 static const struct col scan_cols[] = {
@@ -69,6 +72,7 @@ static const struct col scan_cols[] = {
 	{"added", "added"},
 	{"moved", "moved"},
 	{"rechecked", "rechecked"},
+	{"upgraded", "upgraded"},
 	{"deleted", "deleted"},
 	{"unavailable", "unavailable"},
 	{"background", "background"},

@@ -147,6 +147,15 @@ static const char *const migrations[] = {
 	"ALTER TABLE filesystems ADD COLUMN alt TEXT;"
 	"CREATE INDEX filesystems_alt ON filesystems(alt) WHERE alt IS NOT NULL;"
 	"UPDATE scans SET complete = 1 WHERE status IN ('ok', 'errors');",
+	/* 7 -> 8: the time zone and fraction of a second of the capture time
+	 * (issue 16's first fields); the extractor version that made each
+	 * record (X_META_VERSION), so that records older than what a new
+	 * version reads from their format are read again.  Every existing
+	 * record is older (NULL).  scans.upgraded counts such re-reads. */
+	"ALTER TABLE files ADD COLUMN tz_offset TEXT;"
+	"ALTER TABLE files ADD COLUMN subsec TEXT;"
+	"ALTER TABLE files ADD COLUMN meta_version INTEGER;"
+	"ALTER TABLE scans ADD COLUMN upgraded INTEGER;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,

@@ -263,6 +263,41 @@ static void get_datetime(struct tiff *t, const struct entry *e)
 	t->m->datetime_original[19] = '\0';
 }
 
+/* OffsetTimeOriginal (strong) or OffsetTime (weak: the offset of
+ * ModifyDate's clock, which is usually the same one): "+HH:MM", as EXIF
+ * 2.31 writes it; blank means unknown. */
+static void get_offset(struct tiff *t, const struct entry *e, int weak)
+{
+	struct x_meta *m = t->m;
+	char raw[16] = "";
+
+	if (m->tz_offset[0] && (weak || !m->tz_weak))
+		return;
+	get_text(t, e, raw, sizeof(raw));
+	if ((raw[0] == '+' || raw[0] == '-') && raw[1] >= '0' && raw[1] <= '1' && raw[2] >= '0' &&
+	    raw[2] <= '9' && raw[3] == ':' && raw[4] >= '0' && raw[4] <= '5' && raw[5] >= '0' &&
+	    raw[5] <= '9' && raw[6] == '\0' && (raw[1] - '0') * 10 + (raw[2] - '0') <= 14) {
+		memcpy(m->tz_offset, raw, 7);
+		m->tz_weak = weak;
+	} else if (raw[strspn(raw, " :")] != '\0') {
+		x_warn(m, "tag 0x%04x: time offset '%.8s' not in EXIF form", e->tag, raw);
+	}
+}
+
+/* SubSecTimeOriginal: its leading digits (blank or none: unknown). */
+static void get_subsec(struct tiff *t, const struct entry *e)
+{
+	char raw[sizeof(t->m->subsec)] = "";
+	size_t n;
+
+	if (t->m->subsec[0])
+		return;
+	get_text(t, e, raw, sizeof(raw));
+	n = strspn(raw, "0123456789");
+	memcpy(t->m->subsec, raw, n);
+	t->m->subsec[n] = '\0';
+}
+
 static void set_rat(struct tiff *t, const struct entry *e, unsigned bit, double *dst)
 {
 	double v;
@@ -363,6 +398,9 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 		if (!t->info->modified[0])
 			get_text(t, e, t->info->modified, sizeof(t->info->modified));
 		break;
+	case 0x9010: get_offset(t, e, 1); break;
+	case 0x9011: get_offset(t, e, 0); break;
+	case 0x9291: get_subsec(t, e); break;
 	case 0x829A: set_rat(t, e, XM_EXPOSURE, &m->exposure_time); break;
 	case 0x829D: set_rat(t, e, XM_FNUMBER, &m->f_number); break;
 	case 0x920A: set_rat(t, e, XM_FOCAL, &m->focal_length); break;

@@ -42,6 +42,8 @@ struct x_meta {
 	char model[64];
 	char lens_model[96];
 	char datetime_original[24]; /* "YYYY-MM-DDTHH:MM:SS" as recorded */
+	char tz_offset[8];    /* "+HH:MM" of datetime_original's clock, "" unknown */
+	char subsec[16];      /* digits of its fraction of a second (SubSecTimeOriginal) */
 	char warnings[256];   /* "; "-separated */
 	/* where the parser saw pictures to hash (x_phash), not stored */
 	struct {
@@ -51,7 +53,21 @@ struct x_meta {
 		int original;                 /* ModifyDate is DateTimeOriginal: as the
 						 camera wrote it, not edited since */
 	} pics;
+	int tz_weak;          /* tz_offset is OffsetTime's, which OffsetTimeOriginal overrides */
 };
+
+/* The version of what the extractors read.  A record keeps the version
+ * that made it (files.meta_version); when a new version reads more from a
+ * format, an unchanged file of that format whose record is older is read
+ * again by the next scan, or the index would never get the new fields
+ * (docs/schema.md).  Each bump adds its line to X_META_STALE_SQL:
+ *   1: tz_offset and subsec from EXIF (every format that carries EXIF). */
+#define X_META_VERSION 1
+#define X_META_STALE_SQL                                                                 \
+	"(error IS NULL AND coalesce(meta_version, 0) < 1 AND format IN"                 \
+	" ('jpeg', 'mpo', 'exv', 'png', 'webp', 'tiff', 'bigtiff', 'cr2', 'nef', 'arw',"  \
+	"  'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif',"     \
+	"  'cr3', 'jp2'))"
 
 /* Sniff the format of the first n bytes; returns a static name or "". */
 const char *x_sniff(const uint8_t *p, size_t n);

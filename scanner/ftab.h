@@ -37,7 +37,8 @@ enum {
 	FT_CTIME = 1u << 11,   /* read again only because its ctime moved (diff) */
 	FT_REPLACED = 1u << 12, /* another file than its path's record knew (diff) */
 	FT_CHANGED = 1u << 13, /* its path's record's file, with another size or mtime (diff) */
-	FT_REHASH = 1u << 14   /* unchanged, read for its perceptual hash (diff) */
+	FT_REHASH = 1u << 14,  /* unchanged, read for its perceptual hash (diff) */
+	FT_UPGRADE = 1u << 15  /* unchanged, read again for what a newer extractor reads (diff) */
 };
 
 struct ft_dir {

@@ -173,10 +173,10 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 	sb_addf(&o, ",\"full\":%s,\"unchanged\":%" PRIu64 ",\"changed\":%" PRIu64
 		",\"new\":%" PRIu64 ",\"moved\":%" PRIu64 ",\"relinked\":%" PRIu64
 		",\"ctime_rechecked\":%" PRIu64 ",\"ctime_new_content\":%" PRIu64
-		",\"rehashed\":%" PRIu64
+		",\"rehashed\":%" PRIu64 ",\"upgraded\":%" PRIu64
 		",\"deleted\":%" PRIu64 ",\"deletions_skipped\":%s,\"unavailable\":%" PRIu64,
 		full ? "true" : "false", d->unchanged, d->changed, d->added, d->moved, relinked,
-		d->rechecked, ctime_changed, d->rehash, marked, marked_skipped ? "true" : "false",
+		d->rechecked, ctime_changed, d->rehash, d->upgraded, marked, marked_skipped ? "true" : "false",
 		d->unavailable);
 	sb_addf(&o, ",\"read_s\":%.3f,\"extract_s\":%.3f,\"store_s\":%.3f,\"jobs\":%d",
 		st->read_s, st->extract_s, st->store_s, st->jobs);
@@ -253,6 +253,9 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 	if (d->rehash && !full)
 		printf("           %" PRIu64 " unchanged pictures read for a perceptual hash they"
 		       " never had (an index from before it, or --no-phash)\n", d->rehash);
+	if (d->upgraded && !full)
+		printf("           %" PRIu64 " unchanged files read again: their records were made"
+		       " by an older seekless, which read less from them\n", d->upgraded);
 	printf("  read     %7.2f s  wall, all disks in parallel\n", st->read_s);
 	if (background) {
 		double y = 0;
@@ -597,6 +600,7 @@ int cmd_scan(int argc, char **argv)
 	end.added = diff.added;
 	end.moved = diff.moved;
 	end.rechecked = diff.rechecked;
+	end.upgraded = diff.upgraded;
 	/* deletions stand only when every directory was listed (db.h,
 	 * DB_PROVISIONAL_SQL) */
 	end.complete = rc == SL_OK && !marked_skipped && !files_from && !jn.listed;

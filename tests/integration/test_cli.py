@@ -108,7 +108,8 @@ with tempdir("cli") as work:
     # warnings, placement
     rc, out, err = run("export", "--db", db, "--extended", check_rc=0)
     ext = [json.loads(l) for l in out.splitlines()]
-    check(list(ext[0].keys()) == EXPORT_KEYS + ["phash", "phash_src", "warnings", "placement"],
+    check(list(ext[0].keys()) == EXPORT_KEYS + ["phash", "phash_src", "warnings", "placement",
+                                            "meta_version"],
           "extended keys: %s" % list(ext[0].keys()))
     srcs = {r["phash_src"] for r in ext if r["format"] == "jpeg"}
     check(srcs and srcs <= {"exif-thumbnail", "image", "image-dc", "none"},

@@ -194,8 +194,63 @@ static void test_text_and_dates(void)
 	CHECK_STR(dst, "a"); /* never half a character */
 }
 
+/* Parse a block written with these offsets and fraction into *m (kept
+ * from an earlier call when keep). */
+static void parse_times(struct x_meta *m, int keep, const char *offset, const char *original,
+			const char *subsec)
+{
+	struct exifw_in in;
+	struct strbuf sb = STRBUF_INIT;
+
+	fill(&in, 0);
+	in.offset = offset;
+	in.offset_original = original;
+	in.subsec_original = subsec;
+	exifw_build(&in, &sb);
+	if (!keep)
+		memset(m, 0, sizeof(*m));
+	CHECK_INT(exif_parse((const uint8_t *)sb.p, sb.len, 0, m, NULL), SL_OK);
+	sb_free(&sb);
+}
+
+static void test_time_zone(void)
+{
+	struct x_meta m;
+
+	parse_times(&m, 0, "+01:00", "-05:30", "070");
+	CHECK_STR(m.tz_offset, "-05:30"); /* the capture's own offset wins */
+	CHECK_STR(m.subsec, "070");       /* digits as written: leading zeros count */
+	parse_times(&m, 0, "+09:00", NULL, NULL);
+	CHECK_STR(m.tz_offset, "+09:00"); /* else the offset of ModifyDate's clock */
+	CHECK_STR(m.subsec, "");
+	/* a later EXIF block's OffsetTimeOriginal overrides an OffsetTime ... */
+	parse_times(&m, 1, NULL, "+02:00", "5");
+	CHECK_STR(m.tz_offset, "+02:00");
+	CHECK_STR(m.subsec, "5");
+	/* ... but nothing overrides an OffsetTimeOriginal */
+	parse_times(&m, 1, "+03:00", "+04:00", "6");
+	CHECK_STR(m.tz_offset, "+02:00");
+	CHECK_STR(m.subsec, "5");
+	CHECK_STR(m.warnings, "");
+	/* blank is EXIF's "unknown"; other shapes are dropped and said */
+	parse_times(&m, 0, "+01:00", "   :  ", "  ");
+	CHECK_STR(m.tz_offset, "+01:00");
+	CHECK_STR(m.subsec, "");
+	CHECK_STR(m.warnings, "");
+	parse_times(&m, 0, NULL, "+0200", "12 34");
+	CHECK_STR(m.tz_offset, "");
+	CHECK(strstr(m.warnings, "time offset '+0200' not in EXIF form") != NULL);
+	CHECK_STR(m.subsec, "12");
+	parse_times(&m, 0, "+25:00", "+1:00", "x9");
+	CHECK_STR(m.tz_offset, "");
+	CHECK_STR(m.subsec, "");
+	parse_times(&m, 0, NULL, "-14:00", NULL);
+	CHECK_STR(m.tz_offset, "-14:00");
+}
+
 int main(void)
 {
+	RUN(test_time_zone);
 	RUN(test_both_orders);
 	RUN(test_damage);
 	RUN(test_every_truncation);

@@ -175,7 +175,13 @@ int exifw_build(const struct exifw_in *in, struct strbuf *out)
 	add_bytes(&exif, 0x9000, 7, "0232", 4);
 	add_ascii(&exif, 0x9003, in->datetime);
 	add_ascii(&exif, 0x9004, in->datetime);
+	if (in->offset)
+		add_ascii(&exif, 0x9010, in->offset);
+	if (in->offset_original)
+		add_ascii(&exif, 0x9011, in->offset_original);
 	add_rational(&exif, 0x920A, in->focal_num, in->focal_den);
+	if (in->subsec_original)
+		add_ascii(&exif, 0x9291, in->subsec_original);
 	add_long(&exif, 0xA002, in->pixel_w);
 	add_long(&exif, 0xA003, in->pixel_h);
 	if (in->lens_model)

@@ -14,6 +14,8 @@ struct exifw_in {
 	const char *make, *model, *lens_model, *software;
 	const char *datetime;             /* "YYYY:MM:DD HH:MM:SS" */
 	const char *modified;             /* ModifyDate, when not datetime (an edit) */
+	const char *offset, *offset_original; /* OffsetTime, OffsetTimeOriginal; NULL: none */
+	const char *subsec_original;      /* SubSecTimeOriginal; NULL: none */
 	int orientation;                  /* 1..8 */
 	uint32_t exp_num, exp_den;        /* ExposureTime */
 	uint32_t fnum_num, fnum_den;      /* FNumber */
