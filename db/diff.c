@@ -329,7 +329,8 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 			continue;
 		}
 		d->unchanged++;
-		if (r->stale) {
+		/* --full reads everything anyway: an upgrade is no reason there */
+		if (r->stale && !(flags & DB_DIFF_FULL)) {
 			f->flags |= FT_UPGRADE;
 			d->upgraded++;
 			continue;
@@ -370,7 +371,7 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 		} else if (ctime_moved(&recs[k], f, flags)) {
 			f->flags |= FT_CTIME;
 			d->rechecked++;
-		} else if (recs[k].stale) {
+		} else if (recs[k].stale && !(flags & DB_DIFF_FULL)) {
 			f->flags |= FT_UPGRADE;
 			d->upgraded++;
 		} else if ((flags & DB_DIFF_PHASH) && recs[k].needs_hash) {

@@ -289,12 +289,14 @@ static void get_subsec(struct tiff *t, const struct entry *e)
 {
 	char raw[sizeof(t->m->subsec)] = "";
 	size_t n;
+	const char *p = raw;
 
 	if (t->m->subsec[0])
 		return;
 	get_text(t, e, raw, sizeof(raw));
-	n = strspn(raw, "0123456789");
-	memcpy(t->m->subsec, raw, n);
+	p += strspn(p, " "); /* a value padded on the left still has its digits */
+	n = strspn(p, "0123456789");
+	memcpy(t->m->subsec, p, n);
 	t->m->subsec[n] = '\0';
 }
 

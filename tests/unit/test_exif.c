@@ -246,6 +246,8 @@ static void test_time_zone(void)
 	CHECK_STR(m.subsec, "");
 	parse_times(&m, 0, NULL, "-14:00", NULL);
 	CHECK_STR(m.tz_offset, "-14:00");
+	parse_times(&m, 0, NULL, NULL, "  042");   /* padded on the left */
+	CHECK_STR(m.subsec, "042");
 }
 
 int main(void)
