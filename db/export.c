@@ -46,6 +46,8 @@ static const struct col cols[] = {
 	{"error", "error"},
 	{"tz_offset", "tz_offset"},
 	{"subsec", "subsec"},
+	{"duration", "duration"},
+	{"content_id", "content_id"},
 };
 /* With DB_EXTENDED, after the contract's keys. */
 static const struct col extra[] = {

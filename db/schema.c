@@ -156,6 +156,11 @@ static const char *const migrations[] = {
 	"ALTER TABLE files ADD COLUMN subsec TEXT;"
 	"ALTER TABLE files ADD COLUMN meta_version INTEGER;"
 	"ALTER TABLE scans ADD COLUMN upgraded INTEGER;",
+	/* 8 -> 9: movies (QuickTime, MP4, 3GP): the duration, and Apple's
+	 * content identifier, which pairs a Live Photo's still and movie.
+	 * Movies' records are older than X_META_VERSION 2 and read again. */
+	"ALTER TABLE files ADD COLUMN duration REAL;"
+	"ALTER TABLE files ADD COLUMN content_id TEXT;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,

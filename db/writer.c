@@ -14,10 +14,10 @@ static const char put_sql[] =
 	" datetime_original, orientation, gps_lat, gps_lon, exposure_time, f_number, iso,"
 	" focal_length, lens_model, content_hash, phys_offset, fragments, placement, error,"
 	" warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id, ctime_ns,"
-	" phash_src, tz_offset, subsec, meta_version)"
+	" phash_src, tz_offset, subsec, meta_version, duration, content_id)"
 	" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
 	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL,?27,?28,?29,?30,?31,?32,"
-	" ?33)"
+	" ?33,?34,?35)"
 	/* the path is unique among live records (files_path): a record marked
 	 * deleted at the same path is history, and a new file there is a new
 	 * record */
@@ -33,7 +33,8 @@ static const char put_sql[] =
 	" placement=excluded.placement, error=excluded.error, warnings=excluded.warnings,"
 	" last_scan=excluded.last_scan, indexed_at=excluded.indexed_at, deleted_at=NULL,"
 	" fs_id=excluded.fs_id, tz_offset=excluded.tz_offset, subsec=excluded.subsec,"
-	" meta_version=excluded.meta_version,"
+	" meta_version=excluded.meta_version, duration=excluded.duration,"
+	" content_id=excluded.content_id,"
 	/* a read that did not try the perceptual hash (--no-phash) of the
 	 * same bytes keeps the one the record has (the right-hand sides see
 	 * the row as it was) */
@@ -107,6 +108,9 @@ static int bind_record(const struct db *db, sqlite3_stmt *st, const struct px_re
 		bad |= bind_text(st, 31, m->tz_offset);
 		bad |= bind_text(st, 32, m->subsec);
 		sqlite3_bind_int(st, 33, X_META_VERSION);
+		if (m->have & XM_DURATION)
+			sqlite3_bind_double(st, 34, m->duration);
+		bad |= bind_text(st, 35, m->content_id);
 	}
 	if (r->ext_flags & FT_LOCATED)
 		sqlite3_bind_int64(st, 21, (sqlite3_int64)r->phys);

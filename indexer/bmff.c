@@ -15,50 +15,15 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "indexer/box.h"
 #include "indexer/cursor.h"
 #include "indexer/exif.h"
 #include "indexer/extract.h"
+#include "indexer/qt.h"
 
 #define MAX_DEPTH 8
 #define MAX_ITEMS 4096
 #define MAX_PROPS 1024
-
-struct box {
-	char type[5];
-	size_t start;  /* first byte of the box */
-	size_t body;   /* first byte after the header */
-	size_t end;    /* one past the last byte (clipped to the buffer) */
-	int truncated; /* declared to run past the bytes we hold */
-};
-
-/* The box at off inside [off, limit); 0 on success. */
-static int box_at(const struct bc *c, size_t off, size_t limit, struct box *b)
-{
-	uint32_t size32;
-	uint64_t size;
-
-	if (limit > c->len)
-		limit = c->len;
-	if (off + 8 > limit || bc_be32(c, off, &size32))
-		return -1;
-	memcpy(b->type, c->p + off + 4, 4);
-	b->type[4] = '\0';
-	b->start = off;
-	b->body = off + 8;
-	size = size32;
-	if (size32 == 1) {
-		if (bc_be64(c, off + 8, &size))
-			return -1;
-		b->body = off + 16;
-	} else if (size32 == 0) {
-		size = limit - off;
-	}
-	if (size < b->body - off)
-		return -1;
-	b->truncated = size > limit - off;
-	b->end = b->truncated ? limit : off + (size_t)size;
-	return 0;
-}
 
 static const struct {
 	char brand[5];
@@ -67,7 +32,10 @@ static const struct {
 	{"heic", "heic"}, {"heix", "heif"}, {"heim", "heic"}, {"heis", "heic"},
 	{"hevc", "heic"}, {"hevx", "heif"}, {"mif1", "heif"}, {"msf1", "heif"},
 	{"avif", "avif"}, {"avis", "avif"}, {"crx ", "cr3"},  {"qt  ", "mov"},
-	{"3gp4", "3gp"},  {"3gp5", "3gp"},  {"jp2 ", "jp2"},
+	{"3gp4", "3gp"},  {"3gp5", "3gp"},  {"3gp6", "3gp"},  {"3gp7", "3gp"},
+	{"3ge6", "3gp"},  {"3ge7", "3gp"},  {"3gg6", "3gp"},  {"3g2a", "3g2"},
+	{"3g2b", "3g2"},  {"3g2c", "3g2"},  {"M4V ", "m4v"},  {"M4VH", "m4v"},
+	{"M4VP", "m4v"},  {"jp2 ", "jp2"},
 };
 
 const char *bmff_brand(const uint8_t *p, size_t n)
@@ -471,6 +439,8 @@ int bmff_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "bmff: out of memory");
 	h->c = &c;
 	h->m = m;
+	if (qt_movie(m->format))
+		qt_parse(p, n, m);
 	while (box_at(&c, pos, n, &b) == 0) {
 		boxes++;
 		if (strcmp(b.type, "meta") == 0)

@@ -1,5 +1,6 @@
 #include "indexer/extract.h"
 #include "indexer/heif.h"
+#include "indexer/qt.h"
 #include "indexer/raster.h"
 
 #include <stdarg.h>
@@ -48,6 +49,8 @@ const char *x_sniff(const uint8_t *p, size_t n)
 	b = bmff_brand(p, n);
 	if (b)
 		return b;
+	if (qt_sniff(p, n))
+		return "mov";
 	return "";
 }
 
@@ -83,7 +86,7 @@ static const struct {
 	{"webp", webp_parse}, {"tiff", tiff_parse}, {"raf", raf_parse}, {"crw", crw_parse},
 	{"mrw", mrw_parse},  {"jp2", jp2_parse},   {"bmp", bmp_parse}, {"heic", bmff_parse},
 	{"heif", bmff_parse}, {"avif", bmff_parse}, {"cr3", bmff_parse}, {"mp4", bmff_parse},
-	{"mov", bmff_parse}, {"3gp", bmff_parse},
+	{"mov", bmff_parse}, {"3gp", bmff_parse}, {"3g2", bmff_parse}, {"m4v", bmff_parse},
 };
 
 void x_warn(struct x_meta *m, const char *fmt, ...)
@@ -169,6 +172,7 @@ int x_extract(const uint8_t *p, size_t n, uint64_t file_size, struct x_meta *m,
 	}
 	fmt = x_sniff(p, n);
 	snprintf(m->format, sizeof(m->format), "%s", fmt);
+	m->pics.whole = n >= file_size;
 	for (i = 0; i < sizeof(parsers) / sizeof(parsers[0]); i++) {
 		if (strcmp(fmt, parsers[i].family) == 0) {
 			rc = parsers[i].parse(p, n, m, err);
@@ -184,6 +188,47 @@ int x_extract(const uint8_t *p, size_t n, uint64_t file_size, struct x_meta *m,
 		rc = SL_OK;
 	}
 	return rc;
+}
+
+struct x_stream {
+	struct qt_catch *qt;
+};
+
+struct x_stream *x_stream_new(struct x_meta *m, uint64_t file_size)
+{
+	struct x_stream *s;
+
+	if (!qt_movie(m->format) || m->pics.moov_read)
+		return NULL;
+	s = malloc(sizeof(*s));
+	if (s && !(s->qt = qt_catch_new(file_size))) {
+		free(s);
+		s = NULL;
+	}
+	if (!s)
+		x_warn(m, "movie: out of memory to catch its moov box");
+	return s;
+}
+
+int x_stream_feed(struct x_stream *s, const uint8_t *p, size_t n)
+{
+	return qt_catch_feed(s->qt, p, n);
+}
+
+void x_stream_end(struct x_stream *s, struct x_meta *m)
+{
+	if (!s)
+		return;
+	qt_catch_end(s->qt, m);
+	free(s);
+}
+
+void x_stream_free(struct x_stream *s)
+{
+	if (!s)
+		return;
+	qt_catch_free(s->qt);
+	free(s);
 }
 
 void x_unix_datetime(struct x_meta *m, int64_t t)

@@ -23,7 +23,8 @@ enum {
 	XM_EXPOSURE = 1u << 3,
 	XM_FNUMBER = 1u << 4,
 	XM_ISO = 1u << 5,
-	XM_FOCAL = 1u << 6
+	XM_FOCAL = 1u << 6,
+	XM_DURATION = 1u << 7
 };
 
 struct x_meta {
@@ -44,6 +45,8 @@ struct x_meta {
 	char datetime_original[24]; /* "YYYY-MM-DDTHH:MM:SS" as recorded */
 	char tz_offset[8];    /* "+HH:MM" of datetime_original's clock, "" unknown */
 	char subsec[16];      /* digits of its fraction of a second (SubSecTimeOriginal) */
+	double duration;      /* seconds, of a movie (XM_DURATION) */
+	char content_id[64];  /* Apple's ContentIdentifier: a Live Photo's still and movie share it */
 	char warnings[256];   /* "; "-separated */
 	/* where the parser saw pictures to hash (x_phash), not stored */
 	struct {
@@ -52,6 +55,8 @@ struct x_meta {
 		uint32_t exif_w, exif_h;      /* Exif PixelX/YDimension, 0 if absent */
 		int original;                 /* ModifyDate is DateTimeOriginal: as the
 						 camera wrote it, not edited since */
+		int whole;                    /* the parser holds the whole file */
+		int moov_read;                /* a movie's moov box was read whole */
 	} pics;
 	int tz_weak;          /* tz_offset is OffsetTime's, which OffsetTimeOriginal overrides */
 };
@@ -61,13 +66,33 @@ struct x_meta {
  * format, an unchanged file of that format whose record is older is read
  * again by the next scan, or the index would never get the new fields
  * (docs/schema.md).  Each bump adds its line to X_META_STALE_SQL:
- *   1: tz_offset and subsec from EXIF (every format that carries EXIF). */
-#define X_META_VERSION 1
+ *   1: tz_offset and subsec from EXIF (every format that carries EXIF; the
+ *      ISO media family too, whose meta box may hold an Exif item);
+ *   2: movies: duration, size, date, place, camera, content_id (qt.h); the
+ *      families 3g2 and m4v, and ftyp-less QuickTime (no format before). */
+#define X_META_VERSION 2
 #define X_META_STALE_SQL                                                                 \
-	"(error IS NULL AND coalesce(meta_version, 0) < 1 AND format IN"                 \
+	"(error IS NULL AND (coalesce(meta_version, 0) < 1 AND format IN"                \
 	" ('jpeg', 'mpo', 'exv', 'png', 'webp', 'tiff', 'bigtiff', 'cr2', 'nef', 'arw',"  \
 	"  'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif',"     \
-	"  'cr3', 'jp2'))"
+	"  'cr3', 'jp2', 'mp4', 'mov', '3gp')"                                           \
+	" OR coalesce(meta_version, 0) < 2 AND (format IN ('mp4', 'mov', '3gp', '3g2', 'm4v')" \
+	"  OR format IS NULL AND content_hash IS NOT NULL)))"
+
+/* A streamed file's metadata that lies past its first chunk: a movie's moov
+ * box, which cameras and phones write after the media data, at the end of a
+ * file of gigabytes.  Every byte passes through the reader anyway for the
+ * content hash, so the box is caught on its way (qt.h): no second read, no
+ * seek back.  After x_extract on the first chunk, x_stream_new says whether
+ * the rest is wanted (NULL: no, or out of memory, which *m then says); feed
+ * it every chunk in order from the first, until x_stream_feed returns 0;
+ * x_stream_end adds what was found to *m and frees the state.  x_stream_free
+ * frees it unused (a read that failed).  What it keeps is bounded (qt.h). */
+struct x_stream;
+struct x_stream *x_stream_new(struct x_meta *m, uint64_t file_size);
+int x_stream_feed(struct x_stream *s, const uint8_t *p, size_t n);
+void x_stream_end(struct x_stream *s, struct x_meta *m);
+void x_stream_free(struct x_stream *s);
 
 /* Sniff the format of the first n bytes; returns a static name or "". */
 const char *x_sniff(const uint8_t *p, size_t n);

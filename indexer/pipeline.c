@@ -280,6 +280,7 @@ struct job {
 	int streamed;
 	int next_seq;           /* streamed: chunk the next extractor may take */
 	struct x_meta meta;
+	struct x_stream *follow; /* streamed: its metadata past the first chunk */
 	int meta_rc;
 	char meta_err[384];
 	int have_phash;
@@ -841,10 +842,20 @@ static void process(struct pipe *P, struct item *it)
 				phash(job, it); /* a streamed file: from what its first chunk holds */
 			if (P->o->phash && !job->have_phash && x_phashable(job->meta.format))
 				job->phash_src = "none"; /* tried, or streamed: not again */
+			if (job->streamed && job->meta_rc == SL_OK)
+				job->follow = x_stream_new(&job->meta, job->info.size);
+		}
+		/* chunks come here in order (next_seq), so the catch sees the
+		 * file's bytes as they lie; it lets go once it has what it wants */
+		if (job->follow && (!x_stream_feed(job->follow, it->buf, it->len) || it->tail)) {
+			x_stream_end(job->follow, &job->meta);
+			job->follow = NULL;
 		}
 	}
 	budget_release(&P->budget, it->buf, it->charge);
 	if (it->tail) {
+		x_stream_free(job->follow); /* a read that failed or was cancelled */
+		job->follow = NULL;
 		finish_job(P, job, it->tail);
 		free(job);
 		free(it->tail);

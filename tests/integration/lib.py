@@ -21,7 +21,8 @@ SKIP = 77
 EXPORT_KEYS = ["path", "size", "mtime", "format", "width", "height", "make", "model",
                "datetime_original", "orientation", "gps_lat", "gps_lon", "exposure_time",
                "f_number", "iso", "focal_length", "lens_model", "content_hash",
-               "phys_offset", "fragments", "error", "tz_offset", "subsec"]
+               "phys_offset", "fragments", "error", "tz_offset", "subsec", "duration",
+               "content_id"]
 
 _failures = []
 

@@ -9,8 +9,24 @@ Oracles (nothing here is computed by seekless):
 
 Fields compared so far (each parser that lands adds its own):
   tz_offset   EXIF:OffsetTimeOriginal, else EXIF:OffsetTime ("+HH:MM";
-              blank is none)
+              blank is none); in a movie, QuickTime:CreationDate's offset
   subsec      EXIF:SubSecTimeOriginal: its leading digits, as text
+  and in movies (QuickTime, MP4, 3GP):
+  duration    QuickTime:Duration (0 in a fragmented movie: unknown)
+  width, height  QuickTime:ImageWidth/ImageHeight, swapped when
+              Composite:Rotation is 90 or 270 (the size as displayed)
+  datetime_original  QuickTime:CreationDate's local time (Apple's), else
+              QuickTime:CreateDate unless zero
+  gps_lat, gps_lon   QuickTime:GPSCoordinates
+  make, model, content_id   QuickTime:Make, Model, ContentIdentifier
+
+Movies come from the media corpus and from ffmpeg and exiftool here (the
+media corpus has none with Apple's keys, a rotation or a place): written
+by ffmpeg (Apple's keys, (c)xyz, moov after the media data, faststart,
+fragmented, a 7 MB one) and edited by exiftool (rotation, user data).
+Every movie is read twice: whole, and streamed in 256 KiB chunks
+(--mem 1M), where the moov box is caught on its way past; both must agree
+with exiftool.
 
 A value seekless gives where exiftool gives none counts as a
 disagreement too, in files whose EXIF exiftool read (it abandons some
@@ -48,15 +64,92 @@ def text(v):
     return s or None
 
 
+MOVIES = {"MOV", "MP4", "M4V", "3GP", "3G2"}
+
+
+def is_movie(e):
+    return e.get("File:FileType") in MOVIES
+
+
 def expected_fields(e):
     out = {}
     tz = text(e.get("EXIF:OffsetTimeOriginal")) or text(e.get("EXIF:OffsetTime"))
-    out["tz_offset"] = tz
     ss = text(e.get("EXIF:SubSecTimeOriginal"))
     if ss is not None:
         ss = re.match(r"\d*", ss).group(0) or None
     out["subsec"] = ss
+    if is_movie(e):
+        d = e.get("QuickTime:Duration")
+        out["duration"] = d if d else None
+        w, h = e.get("QuickTime:ImageWidth"), e.get("QuickTime:ImageHeight")
+        if e.get("Composite:Rotation") in (90, 270):
+            w, h = h, w
+        out["width"], out["height"] = w, h
+        when = text(e.get("QuickTime:CreationDate"))
+        m = when and re.match(r"(\d{4}):(\d\d):(\d\d) (\d\d:\d\d:\d\d)(?:\.\d+)?"
+                              r"(Z|[-+]\d\d:\d\d)?", when)
+        if m:
+            out["datetime_original"] = "%s-%s-%sT%s" % m.group(1, 2, 3, 4)
+            tz = tz or (m.group(5) and ("+00:00" if m.group(5) == "Z" else m.group(5)))
+        else:
+            c = text(e.get("QuickTime:CreateDate"))
+            out["datetime_original"] = (None if not c or c.startswith("0000") else
+                                        c[:10].replace(":", "-") + "T" + c[11:19])
+        g = text(e.get("QuickTime:GPSCoordinates"))
+        lat_lon = [float(x) for x in g.split()[:2]] if g else [None, None]
+        out["gps_lat"], out["gps_lon"] = lat_lon
+        for k, tag in (("make", "Make"), ("model", "Model"), ("content_id", "ContentIdentifier")):
+            out[k] = text(e.get("QuickTime:" + tag))
+    out["tz_offset"] = tz
     return out
+
+
+def same(w, g):
+    if isinstance(w, float) or isinstance(g, float):
+        return w is not None and g is not None and abs(w - g) <= 1e-6 * max(1, abs(w))
+    return w == g
+
+
+def make_movies(d):
+    """Movies written by ffmpeg and edited by exiftool, for what the media
+    corpus lacks."""
+    os.makedirs(d)
+    src = ["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i"]
+    apple = ["-movflags", "use_metadata_tags",
+             "-metadata", "com.apple.quicktime.creationdate=2022-07-04T18:30:05+0200",
+             "-metadata", "com.apple.quicktime.location.ISO6709=+37.7858-122.4064+012.500/",
+             "-metadata", "com.apple.quicktime.make=Apple",
+             "-metadata", "com.apple.quicktime.model=iPhone 12",
+             "-metadata", "com.apple.quicktime.content.identifier="
+                          "5A2D1F3E-1111-2222-3333-444455556666"]
+    jobs = [
+        (src + ["testsrc=size=160x96:rate=10", "-t", "2", "-c:v", "mpeg4",
+                "-metadata", "creation_time=2021-06-01T10:20:30Z", "rotated.mp4"],
+         ["-Rotation=270", "-UserData:Make=Sony", "-UserData:Model=ILCE-7",
+          "-UserData:GPSCoordinates=51.5007, -0.1246, 10"]),
+        (src + ["testsrc=size=128x72:rate=10", "-t", "1.5", "-c:v", "mpeg4"] + apple +
+         ["apple.mov"], None),
+        (src + ["testsrc=size=160x96:rate=10", "-t", "2", "-c:v", "mpeg4",
+                "-metadata", "creation_time=2021-06-01T10:20:30Z",
+                "-metadata", "location=-33.8568+151.2153/", "udta.mov"], None),
+        (src + ["testsrc=size=96x64:rate=10", "-t", "1", "-c:v", "mpeg4",
+                "-movflags", "+faststart", "-metadata", "creation_time=2019-12-31T23:59:59Z",
+                "faststart.mp4"], None),
+        (src + ["testsrc=size=64x48:rate=10", "-t", "3", "-c:v", "mpeg4",
+                "-movflags", "frag_keyframe+empty_moov", "fragmented.mp4"], None),
+        # 7 MB of noise: moov after 28 chunks of media data when streamed
+        (src + ["nullsrc=s=320x240:r=25,geq=random(1)*255:128:128", "-t", "3", "-c:v",
+                "mpeg4", "-q:v", "2", "-movflags", "use_metadata_tags",
+                "-metadata", "com.apple.quicktime.creationdate=2020-01-02T03:04:05-0700",
+                "big.mp4"], None),
+    ]
+    for cmd, edit in jobs:
+        p = subprocess.run(cmd, cwd=d, capture_output=True, text=True)
+        check(p.returncode == 0, "ffmpeg %s: %s" % (cmd[-1], p.stderr[-300:]))
+        if edit:
+            p = subprocess.run(["exiftool", "-q", "-overwrite_original"] + edit + [cmd[-1]],
+                               cwd=d, capture_output=True, text=True)
+            check(p.returncode == 0, "exiftool %s: %s" % (cmd[-1], p.stderr[-300:]))
 
 
 def sql(db, statement):
@@ -68,14 +161,14 @@ def sql(db, statement):
         con.close()
 
 
-def live_exiftool(root):
+def live_exiftool(root, tags):
     """exiftool's reading of every EXIF tag of every file under root, by
     file name: all of them, so that a file whose EXIF it read is known as
     such even when none of the compared tags is there (a value only seekless finds in it
     is then a disagreement, not an extra)."""
     files = sorted(os.path.join(root, f) for f in os.listdir(root)
                    if f not in ("expected.json", "SOURCES.md"))
-    p = subprocess.run(["exiftool", "-j", "-n", "-G", "-a", "-EXIF:all"] + files,
+    p = subprocess.run(["exiftool", "-j", "-n", "-G", "-a"] + tags + files,
                        capture_output=True, text=True)
     check(p.stdout.strip() != "", "exiftool ran: %s" % p.stderr[-300:])
     return {os.path.basename(e["SourceFile"]): e for e in json.loads(p.stdout or "[]")}
@@ -83,43 +176,66 @@ def live_exiftool(root):
 
 with open(os.path.join(media, "expected.json")) as f:
     oracle = {("media", e["SourceFile"]): e for e in json.load(f)}
-for name, e in live_exiftool(real).items():
+for name, e in live_exiftool(real, ["-EXIF:all"]).items():
     oracle[("real", name)] = e
 
+
+def side_of(path):
+    for side, root in (("media", media), ("gen", gen)):
+        if path.startswith(os.path.realpath(root) + "/"):
+            return side
+    return "real"
+
+
 with tempdir("media") as work:
+    gen = os.path.join(work, "gen")
+    make_movies(gen)
+    for name, e in live_exiftool(gen, ["-api", "LargeFileSupport=1"]).items():
+        oracle[("gen", name)] = e
+    check(sum(is_movie(e) for e in oracle.values()) >= 17,
+          "movies to compare: %d" % sum(is_movie(e) for e in oracle.values()))
     db = os.path.join(work, "i.db")
-    rc, out, err = run("scan", "--db", db, media, real)
+    rc, out, err = run("scan", "--db", db, media, real, gen)
     check(rc in (0, 1), "scan finishes (exit %d): %s" % (rc, err[-500:]))
     recs = {}
     for r in export(db):
-        side = "media" if r["path"].startswith(os.path.realpath(media) + "/") else "real"
-        recs[(side, os.path.basename(r["path"]))] = r
+        recs[(side_of(r["path"]), os.path.basename(r["path"]))] = r
+    # the same movies streamed: 256 KiB chunks, the moov box caught in passing
+    sdb = os.path.join(work, "s.db")
+    rc, out, err = run("scan", "--mem", "1M", "--db", sdb, media, gen)
+    check(rc in (0, 1), "streamed scan finishes (exit %d): %s" % (rc, err[-500:]))
+    streamed = {(side_of(r["path"]), os.path.basename(r["path"])): r for r in export(sdb)}
+    big = streamed.get(("gen", "big.mp4"), {})
+    check(big.get("size", 0) > 20 * 256 * 1024, "a movie of many chunks: %s bytes" %
+          big.get("size"))
 
     compared = agreed = 0
     per_field = {}
     bad = []
     extras = []
-    for key in sorted(oracle):
-        r = recs.get(key)
+    checks = [(key, recs.get(key), "") for key in sorted(oracle)]
+    checks += [(key, streamed.get(key), " (streamed)") for key in sorted(oracle)
+               if key[0] != "real" and is_movie(oracle[key])]
+    for key, r, how in checks:
         if r is None:
-            check(False, "no record for %s" % (key,))
+            check(False, "no record for %s%s" % (key, how))
             continue
         read_exif = any(k.startswith("EXIF:") for k in oracle[key])
         for k, w in expected_fields(oracle[key]).items():
             g = r.get(k)
             if w is None and g is None:
                 continue
-            if w is None and not read_exif:
+            if w is None and not read_exif and not is_movie(oracle[key]):
                 extras.append("%s/%s: %s = %r" % (key[0], key[1], k, g))
                 continue
-            ok = w == g
+            ok = same(w, g)
             compared += 1
             agreed += ok
             s = per_field.setdefault(k, [0, 0])
             s[0] += ok
             s[1] += 1
             if not ok:
-                bad.append("%s/%s: %s = %r, exiftool %r" % (key[0], key[1], k, g, w))
+                bad.append("%s/%s%s: %s = %r, exiftool %r" % (key[0], key[1], how, k, g, w))
     rate = agreed / compared if compared else 0
     print("agreement: %d of %d values (%.2f%%)" % (agreed, compared, 100 * rate), file=sys.stderr)
     for k in sorted(per_field):
@@ -140,15 +256,20 @@ with tempdir("media") as work:
     stale_formats = db_rows(db, "SELECT count(*) FROM files WHERE deleted_at IS NULL AND"
                                 " error IS NULL AND format IN ('jpeg', 'tiff', 'heic', 'png',"
                                 " 'webp', 'dng', 'cr3', 'nef', 'arw')")[0][0]
+    # what no version reads more from: files with errors (read by every
+    # scan anyway), formats without EXIF or a movie box, and no content
+    # (directories); files of no known format are read again once, by 2
     other = db_rows(db, "SELECT count(*) FROM files WHERE deleted_at IS NULL AND"
                         " (error IS NOT NULL OR format NOT IN ('jpeg', 'mpo', 'exv', 'png',"
                         " 'webp', 'tiff', 'bigtiff', 'cr2', 'nef', 'arw', 'dng', 'orf', 'rw2',"
-                        " 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif', 'cr3', 'jp2')"
-                        " OR format IS NULL)")[0][0]
+                        " 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif', 'cr3', 'jp2',"
+                        " 'mp4', 'mov', '3gp', '3g2', 'm4v')"
+                        " OR format IS NULL AND content_hash IS NULL)")[0][0]
     check(other > 10, "files of formats the upgrade does not touch: %d" % other)
     phashes = db_rows(db, "SELECT count(*) FROM files WHERE phash IS NOT NULL")[0][0]
-    sql(db, "UPDATE files SET tz_offset = NULL, subsec = NULL, meta_version = NULL")
-    rc, out, err = run("scan", "--json", "--db", db, media, real)
+    sql(db, "UPDATE files SET tz_offset = NULL, subsec = NULL, meta_version = NULL,"
+            " duration = NULL, content_id = NULL")
+    rc, out, err = run("scan", "--json", "--db", db, media, real, gen)
     summary = json.loads(out.splitlines()[-1]) if out.strip() else {}
     total = len(before)
     check(summary.get("upgraded", 0) == total - other,
@@ -166,7 +287,7 @@ with tempdir("media") as work:
     check(stale_formats > 0 and db_rows(db, "SELECT count(*) FROM files WHERE meta_version"
                                             " IS NULL AND error IS NULL AND format = 'jpeg'")[0][0]
           == 0, "records carry their extractor version")
-    rc, out, err = run("scan", "--json", "--db", db, media, real)
+    rc, out, err = run("scan", "--json", "--db", db, media, real, gen)
     summary = json.loads(out.splitlines()[-1]) if out.strip() else {}
     # (files whose record holds an error are read by every scan)
     check(summary.get("upgraded") == 0 and summary.get("files_read") == summary.get("changed"),
@@ -178,7 +299,7 @@ with tempdir("media") as work:
                          " ORDER BY path")
     check(len(hashes) == phashes, "hashes before the --no-phash upgrade: %d" % len(hashes))
     sql(db, "UPDATE files SET meta_version = NULL")
-    rc, out, err = run("scan", "--no-phash", "--json", "--db", db, media, real)
+    rc, out, err = run("scan", "--no-phash", "--json", "--db", db, media, real, gen)
     check(rc in (0, 1), "upgrade with --no-phash: %s" % err[-300:])
     summary = json.loads(out.splitlines()[-1]) if out.strip() else {}
     check(summary.get("upgraded", 0) == total - other,
@@ -190,7 +311,7 @@ with tempdir("media") as work:
           " %d of %d the same" % (len(set(kept) & set(hashes)), len(hashes)))
     # --full reads everything and calls none of it an upgrade
     sql(db, "UPDATE files SET meta_version = NULL")
-    rc, out, err = run("scan", "--full", "--json", "--db", db, media, real)
+    rc, out, err = run("scan", "--full", "--json", "--db", db, media, real, gen)
     summary = json.loads(out.splitlines()[-1]) if out.strip() else {}
     check(summary.get("upgraded") == 0 and summary.get("files_read") == total,
           "--full: %s upgraded, %s of %d read" % (summary.get("upgraded"),

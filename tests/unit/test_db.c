@@ -39,6 +39,9 @@ static void record(struct px_record *r, const char *path, int read)
 		strcpy(r->meta.datetime_original, "2020-01-02T03:04:05");
 		strcpy(r->meta.tz_offset, "+02:00");
 		strcpy(r->meta.subsec, "07");
+		r->meta.duration = 12.5;
+		r->meta.have |= XM_DURATION;
+		strcpy(r->meta.content_id, "AB-CD");
 		r->have_phash = 1;
 		r->phash = 0xfedcba9876543210ull; /* above INT64_MAX: stored as its bits */
 	}
@@ -98,14 +101,17 @@ static void test_create_and_export(void)
 			  "\"f_number\":null,\"iso\":400,\"focal_length\":null,\"lens_model\":null,"
 			  "\"content_hash\":\"0123456789abcdef0123456789abcdef\","
 			  "\"phys_offset\":40960,\"fragments\":2,\"error\":null,"
-			  "\"tz_offset\":\"+02:00\",\"subsec\":\"07\"}\n") == out);
+			  "\"tz_offset\":\"+02:00\",\"subsec\":\"07\",\"duration\":12.5,"
+			  "\"content_id\":\"AB-CD\"}\n") == out);
 	CHECK(strstr(out, "\"path\":\"/photos/bad.jpg\"") != NULL);
 	CHECK(strstr(out, "\"content_hash\":null,\"phys_offset\":40960,\"fragments\":2,"
-			  "\"error\":\"open: Permission denied\",\"tz_offset\":null,\"subsec\":null}") != NULL);
+			  "\"error\":\"open: Permission denied\",\"tz_offset\":null,\"subsec\":null,"
+			  "\"duration\":null,\"content_id\":null}") != NULL);
 	free(out);
 
 	out = slurp_export(db, DB_JSONL | DB_EXTENDED);
 	CHECK(strstr(out, ",\"error\":null,\"tz_offset\":\"+02:00\",\"subsec\":\"07\","
+			  "\"duration\":12.5,\"content_id\":\"AB-CD\","
 			  "\"phash\":\"fedcba9876543210\",\"phash_src\":null,"
 			  "\"warnings\":null,\"placement\":\"physical\",\"meta_version\":" XSTR(X_META_VERSION) "}") != NULL);
 	free(out);
@@ -113,11 +119,13 @@ static void test_create_and_export(void)
 	out = slurp_export(db, DB_CSV);
 	CHECK(strncmp(out, "path,size,mtime,format,width,height,make,model,datetime_original,"
 			   "orientation,gps_lat,gps_lon,exposure_time,f_number,iso,focal_length,"
-			   "lens_model,content_hash,phys_offset,fragments,error,tz_offset,subsec\n"
+			   "lens_model,content_hash,phys_offset,fragments,error,tz_offset,subsec,"
+			   "duration,content_id\n"
 			   "\"/photos/a,\"\"b\"\".jpg\",1234,",
 		      strlen("path,size,mtime,format,width,height,make,model,datetime_original,"
 			     "orientation,gps_lat,gps_lon,exposure_time,f_number,iso,focal_length,"
-			     "lens_model,content_hash,phys_offset,fragments,error,tz_offset,subsec\n"
+			     "lens_model,content_hash,phys_offset,fragments,error,tz_offset,subsec,"
+			   "duration,content_id\n"
 			     "\"/photos/a,\"\"b\"\".jpg\",1234,")) == 0);
 	CHECK(strstr(out, ",Canon,,2020-01-02T03:04:05,6,-33.5,151.25,,,400,,,") != NULL);
 	free(out);
