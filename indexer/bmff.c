@@ -329,13 +329,12 @@ static void item_exif(struct heif *h, const struct item *it)
 	x_warn(h->m, "heif: Exif item without a TIFF header");
 }
 
-static void parse_meta(struct heif *h, const struct box *meta)
+/* The item tables of a meta box: pitm, iloc, iinf, iprp, idat. */
+static void parse_items(struct heif *h, const struct box *meta)
 {
 	const struct bc *c = h->c;
 	size_t pos = meta->body + 4; /* full box */
 	struct box b;
-	size_t i;
-	uint32_t w, ht;
 
 	while (box_at(c, pos, meta->end, &b) == 0) {
 		uint8_t v;
@@ -355,6 +354,15 @@ static void parse_meta(struct heif *h, const struct box *meta)
 		}
 		pos = b.end;
 	}
+}
+
+static void parse_meta(struct heif *h, const struct box *meta)
+{
+	const struct bc *c = h->c;
+	size_t i;
+	uint32_t w, ht;
+
+	parse_items(h, meta);
 	if (h->have_primary && item_size(h, h->primary, &w, &ht) == 0) {
 		h->m->width = w;
 		h->m->height = ht;
@@ -375,6 +383,58 @@ static void parse_meta(struct heif *h, const struct box *meta)
 			item_exif(h, &h->items[i]);
 			break;
 		}
+}
+
+int bmff_canvas(const uint8_t *p, size_t n, uint32_t id, uint32_t *w, uint32_t *ht)
+{
+	struct bc c = bc_make(p, n, 1);
+	struct heif *h = calloc(1, sizeof(*h));
+	struct box b;
+	size_t pos = 0, i, at;
+	const struct item *it = NULL;
+	uint8_t flags;
+	uint32_t v32;
+	uint16_t v16;
+	int rc = -1, wide, found_meta = 0;
+
+	*w = *ht = 0;
+	if (!h)
+		return -1;
+	h->c = &c;
+	while (!found_meta && box_at(&c, pos, n, &b) == 0) {
+		if (strcmp(b.type, "meta") == 0) {
+			parse_items(h, &b);
+			found_meta = 1;
+		}
+		pos = b.end;
+	}
+	for (i = 0; i < h->nitems; i++)
+		if (h->items[i].id == id)
+			it = &h->items[i];
+	if (!it || (strcmp(it->type, "grid") != 0 && strcmp(it->type, "iovl") != 0)) {
+		rc = 1;
+		goto out;
+	}
+	if (!it->located || (it->method != 0 && !(it->method == 1 && h->have_idat)))
+		goto out;
+	at = (size_t)it->offset + (it->method == 1 ? h->idat_body : 0);
+	if (it->offset > n || !bc_has(&c, at, 2) || bc_u8(&c, at + 1, &flags))
+		goto out;
+	/* after version and flags: grid, rows and columns (1 byte each); iovl,
+	 * the fill colour (4 x 16 bits); then the output size, 32 bits each
+	 * when flags bit 0, else 16 */
+	at += strcmp(it->type, "grid") == 0 ? 4 : 10;
+	wide = flags & 1;
+	if (wide ? bc_be32(&c, at, &v32) : bc_be16(&c, at, &v16))
+		goto out;
+	*w = wide ? v32 : v16;
+	if (wide ? bc_be32(&c, at + 4, &v32) : bc_be16(&c, at + 2, &v16))
+		goto out;
+	*ht = wide ? v32 : v16;
+	rc = 0;
+out:
+	free(h);
+	return rc;
 }
 
 /* ---- CR3 ----------------------------------------------------------------- */

@@ -175,6 +175,15 @@ int x_phashable(const char *format);
 int x_phash(const uint8_t *p, size_t n, int whole, const struct x_meta *m, uint64_t *out,
 	    const char **src, struct sl_err *err);
 
+/* A HEIF item that is made from others (a grid of tiles, an overlay) has
+ * a canvas of its own size, which libheif allocates and fills before it
+ * decodes a tile: 16383x16383 is 800 MB and 5 s for a 695-byte file (the
+ * fuzz target heif found it), while the item's ispe may say 64x64.  For
+ * item id of the file in the n bytes at p: 0 and the canvas's declared
+ * size when it is such an item, 1 when it is not (or is not found), -1
+ * when it is one whose size cannot be read. */
+int bmff_canvas(const uint8_t *p, size_t n, uint32_t id, uint32_t *w, uint32_t *h);
+
 /* The ISO BMFF family ("heic", "avif", "cr3", "mp4"...) of a file starting
  * with an ftyp box, named from its major brand as exiftool does; or NULL. */
 const char *bmff_brand(const uint8_t *p, size_t n);

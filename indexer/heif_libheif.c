@@ -7,6 +7,7 @@
 
 #include <libheif/heif.h>
 
+#include "indexer/extract.h"
 #include "indexer/phash.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -50,6 +51,15 @@ static uint8_t *to_grey(const uint8_t *plane, int stride, int w, int h, int size
 	return grey;
 }
 
+/* Whether an item may be decoded: a grid or overlay only when its canvas,
+ * which libheif allocates whole, is within HEIF_MAX_PIXELS (bmff_canvas). */
+static int canvas_ok(const uint8_t *p, size_t n, heif_item_id id)
+{
+	uint32_t cw, ch;
+	int rc = bmff_canvas(p, n, id, &cw, &ch);
+	return rc == 1 || (rc == 0 && (uint64_t)cw * ch <= HEIF_MAX_PIXELS);
+}
+
 int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, struct sl_err *err)
 {
 	struct heif_context *ctx = NULL;
@@ -59,6 +69,7 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 	const uint8_t *plane, *rgb;
 	uint8_t *grey = NULL;
 	int stride, w, h, rc = SL_OK;
+	heif_item_id id;
 
 	*out = 0;
 	*src = NULL;
@@ -108,7 +119,7 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 			tw = heif_image_handle_get_width(t);
 			th = heif_image_handle_get_height(t);
 			px = tw > 0 && th > 0 ? (uint64_t)tw * (uint64_t)th : UINT64_MAX;
-			if ((tw < th ? tw : th) >= 64 && px < best) {
+			if ((tw < th ? tw : th) >= 64 && px < best && canvas_ok(p, n, ids[k])) {
 				heif_image_handle_release(thumb);
 				thumb = t;
 				best = px;
@@ -120,6 +131,13 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 			use = thumb;
 			*src = "heif-thumbnail";
 		}
+	}
+	if (use == primary && (heif_context_get_primary_image_ID(ctx, &id).code != heif_error_Ok ||
+			       !canvas_ok(p, n, id))) {
+		rc = SL_FAIL(err, SL_E_UNSUPPORTED, 0,
+			     "phash: a HEIF picture made of others on a canvas over %u pixels,"
+			     " or of no readable size: not decoded", HEIF_MAX_PIXELS);
+		goto out;
 	}
 	w = heif_image_handle_get_width(use);
 	h = heif_image_handle_get_height(use);

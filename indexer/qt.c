@@ -74,22 +74,28 @@ static int leaf(const struct box *b)
 	return b->end - b->start <= QT_LEAF_MAX;
 }
 
+/* A box's body on its own: a reader that runs past the box's end fails
+ * there, instead of reading the next box's bytes (which differ between a
+ * moov held whole and its copy: the fuzz target qt found that). */
+static struct bc body_of(const struct bc *c, const struct box *b)
+{
+	return bc_make(c->p + b->body, b->end - b->body, 1);
+}
+
 static void parse_mvhd(struct movie *mv, const struct box *b)
 {
-	const struct bc *c = mv->c;
+	const struct bc body = body_of(mv->c, b), *c = &body;
 	uint8_t v;
 	uint32_t t32, s32, d32;
 
-	if (bc_u8(c, b->body, &v))
+	if (bc_u8(c, 0, &v))
 		return;
 	if (v == 1) {
-		if (bc_be64(c, b->body + 4, &mv->ctime) || bc_be32(c, b->body + 20, &s32) ||
-		    bc_be64(c, b->body + 24, &mv->duration))
+		if (bc_be64(c, 4, &mv->ctime) || bc_be32(c, 20, &s32) || bc_be64(c, 24, &mv->duration))
 			return;
 		mv->dur_unknown = mv->duration == UINT64_MAX;
 	} else {
-		if (bc_be32(c, b->body + 4, &t32) || bc_be32(c, b->body + 12, &s32) ||
-		    bc_be32(c, b->body + 16, &d32))
+		if (bc_be32(c, 4, &t32) || bc_be32(c, 12, &s32) || bc_be32(c, 16, &d32))
 			return;
 		mv->ctime = t32;
 		mv->duration = d32;
@@ -101,28 +107,31 @@ static void parse_mvhd(struct movie *mv, const struct box *b)
 
 static void parse_mehd(struct movie *mv, const struct box *b)
 {
+	const struct bc body = body_of(mv->c, b);
 	uint8_t v;
 	uint32_t d32;
+	uint64_t d64;
 
-	if (bc_u8(mv->c, b->body, &v))
+	if (bc_u8(&body, 0, &v))
 		return;
-	if (v == 1)
-		bc_be64(mv->c, b->body + 4, &mv->mehd);
-	else if (bc_be32(mv->c, b->body + 4, &d32) == 0)
+	if (v == 1 && bc_be64(&body, 4, &d64) == 0)
+		mv->mehd = d64;
+	else if (v != 1 && bc_be32(&body, 4, &d32) == 0)
 		mv->mehd = d32;
 }
 
 /* tkhd: the track's size, and whether its matrix turns it a quarter. */
-static int parse_tkhd(const struct bc *c, const struct box *b, uint32_t *w, uint32_t *h)
+static int parse_tkhd(const struct bc *box, const struct box *b, uint32_t *w, uint32_t *h)
 {
+	const struct bc body = body_of(box, b), *c = &body;
 	uint8_t v;
 	size_t mat;
 	uint32_t a, bb, cc, d, fw, fh;
 
-	if (bc_u8(c, b->body, &v))
+	if (bc_u8(c, 0, &v))
 		return -1;
-	mat = b->body + (v == 1 ? 52 : 40);
-	if (mat + 44 > b->end || bc_be32(c, mat, &a) || bc_be32(c, mat + 4, &bb) ||
+	mat = v == 1 ? 52 : 40;
+	if (bc_be32(c, mat, &a) || bc_be32(c, mat + 4, &bb) ||
 	    bc_be32(c, mat + 12, &cc) || bc_be32(c, mat + 16, &d) || bc_be32(c, mat + 36, &fw) ||
 	    bc_be32(c, mat + 40, &fh))
 		return -1;
@@ -194,7 +203,7 @@ static void parse_keys(struct movie *mv, const struct box *b)
 	size_t pos = b->body + 8;
 	uint32_t count, i, size;
 
-	if (bc_be32(c, b->body + 4, &count))
+	if (b->end - b->body < 8 || bc_be32(c, b->body + 4, &count))
 		return;
 	for (i = 1; i <= count && i <= MAX_KEYS; i++) {
 		if (pos > b->end || b->end - pos < 8 || bc_be32(c, pos, &size) || size < 8 ||
@@ -265,7 +274,7 @@ static void parse_meta(struct movie *mv, const struct box *m)
 
 	/* ISO's meta is a full box (4 bytes of version and flags before its
 	 * children), QuickTime's is not */
-	if (!bc_is(c, pos + 4, "hdlr", 4) && bc_is(c, pos, "\0\0\0\0", 4))
+	if (m->end - pos >= 8 && !bc_is(c, pos + 4, "hdlr", 4) && bc_is(c, pos, "\0\0\0\0", 4))
 		pos += 4;
 	q = pos;
 	while (child(c, &q, m->end, &b))

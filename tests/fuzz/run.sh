@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Build the libFuzzer targets with clang (ASan + UBSan) and run each one.
 #   bash tests/fuzz/run.sh [SECONDS=20] [TARGET...]
-# Seeds: the shared corpus (../shared/corpus/real) when it is there, plus a
+# Seeds: the shared corpora (../shared/corpus/real, media) when there, plus a
 # few generated JPEGs.  New inputs found are kept in build-fuzz/corpus/NAME,
 # so repeated runs go deeper.  A crash, leak or timeout fails the script and
 # leaves its input in build-fuzz/crash-NAME-*.  docs/extraction.md says how to
@@ -18,16 +18,16 @@ bin=build-fuzz/tests/fuzz
 seeds=build-fuzz/seeds
 if [ ! -d "$seeds" ]; then
   mkdir -p "$seeds"
-  if [ -d ../shared/corpus/real ]; then
-    find ../shared/corpus/real -type f -size -2M ! -name '*.json' ! -name '*.md' \
-      -exec cp {} "$seeds/" \;
-  fi
+  for d in ../shared/corpus/real ../shared/corpus/media; do
+    [ -d "$d" ] || continue
+    find "$d" -type f -size -2M ! -name '*.json' ! -name '*.md' -exec cp {} "$seeds/" \;
+  done
   build-fuzz/mkcorpus --files 6 --median 20k --no-sync "$seeds/gen" >/dev/null
   find "$seeds/gen" -type f -exec mv {} "$seeds/" \;
   rm -rf "$seeds/gen"
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(exif jpeg extract heif raster png gif webp bmff jp2 tiff raf crw mrw usn retrieval)
+[ ${#targets[@]} -gt 0 ] || targets=(exif jpeg extract heif raster png gif webp bmff jp2 tiff raf crw mrw qt usn retrieval)
 status=0
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t"

@@ -7,6 +7,7 @@
 #include "common/strbuf.h"
 #include "indexer/exif.h"
 #include "indexer/extract.h"
+#include "indexer/heif.h"
 #include "tests/unit/test.h"
 
 /* ---- a little-endian TIFF builder ----------------------------------------- */
@@ -391,6 +392,76 @@ static void test_heif(void)
 	heif_case(40000, 0); /* an extent list that runs past its box */
 }
 
+/* A primary item that overlays others (iovl) on a 16000x16000 canvas
+ * while its ispe says 64x64: libheif would allocate and fill the canvas
+ * (800 MB and 5 s for a 695-byte input of the fuzz target heif); it must
+ * not be decoded.  Grids declare their canvas the same way. */
+static void overlay_case(const char *type, unsigned wide)
+{
+	static uint8_t b[512];
+	size_t n = 0, meta_at, iinf_at, iprp_at, ipco_at, iloc_at, idat_at;
+	uint32_t w = 0, h = 0;
+	uint64_t ph;
+	const char *src;
+	struct sl_err e;
+	int grid = strcmp(type, "grid") == 0;
+#define BE32(v) b[n] = (uint8_t)((v) >> 24), b[n + 1] = (uint8_t)((v) >> 16), \
+		b[n + 2] = (uint8_t)((v) >> 8), b[n + 3] = (uint8_t)(v), n += 4
+#define BE16(v) b[n] = (uint8_t)((v) >> 8), b[n + 1] = (uint8_t)(v), n += 2
+#define TYPE(s) memcpy(b + n, s, 4), n += 4
+#define CLOSE(at) b[at] = (uint8_t)((n - (at)) >> 24), b[(at) + 1] = (uint8_t)((n - (at)) >> 16), \
+		  b[(at) + 2] = (uint8_t)((n - (at)) >> 8), b[(at) + 3] = (uint8_t)(n - (at))
+	memset(b, 0, sizeof(b));
+	BE32(20), TYPE("ftyp"), TYPE("heic"), BE32(0), TYPE("mif1");
+	meta_at = n, BE32(0), TYPE("meta"), BE32(0);
+	BE32(33), TYPE("hdlr"), BE32(0), BE32(0), TYPE("pict"), n += 13;
+	BE32(14), TYPE("pitm"), BE32(0), BE16(1);
+	iinf_at = n, BE32(0), TYPE("iinf"), BE32(0), BE16(1);
+	BE32(21), TYPE("infe"), BE32(0x02000000), BE16(1), BE16(0), TYPE(type), n += 1;
+	CLOSE(iinf_at);
+	/* version 1 for the construction method: 1, in idat */
+	iloc_at = n, BE32(0), TYPE("iloc"), BE32(0x01000000), b[n++] = 0x44, b[n++] = 0x00, BE16(1);
+	BE16(1), BE16(1), BE16(0), BE16(1), BE32(0), BE32(grid ? 4 + 2 * (wide ? 4 : 2) : 10 + 2 * (wide ? 4 : 2));
+	CLOSE(iloc_at);
+	iprp_at = n, BE32(0), TYPE("iprp");
+	ipco_at = n, BE32(0), TYPE("ipco");
+	BE32(20), TYPE("ispe"), BE32(0), BE32(64), BE32(64);
+	CLOSE(ipco_at);
+	BE32(20), TYPE("ipma"), BE32(0), BE32(1), BE16(1), b[n++] = 1, b[n++] = 0x81;
+	CLOSE(iprp_at);
+	idat_at = n, BE32(0), TYPE("idat");
+	b[n++] = 0, b[n++] = (uint8_t)wide;
+	if (grid)
+		b[n++] = 0, b[n++] = 0; /* one row, one column */
+	else
+		n += 8; /* the fill colour */
+	if (wide) {
+		BE32(16000), BE32(16000);
+	} else {
+		BE16(16000), BE16(16000);
+	}
+	CLOSE(idat_at);
+	CLOSE(meta_at);
+	CHECK_INT(bmff_canvas(b, n, 1, &w, &h), 0);
+	CHECK(w == 16000 && h == 16000);
+	CHECK_INT(bmff_canvas(b, n, 2, &w, &h), 1); /* no such item: not made of others */
+	CHECK_INT(bmff_canvas(b, n - 3, 1, &w, &h), -1); /* its size cut off */
+	CHECK_INT(heif_phash(b, n, &ph, &src, &e), SL_E_UNSUPPORTED);
+	CHECK(strstr(e.msg, "canvas") != NULL || strstr(e.msg, "no HEIF decoder") != NULL);
+#undef BE32
+#undef BE16
+#undef TYPE
+#undef CLOSE
+}
+
+static void test_heif_canvas(void)
+{
+	overlay_case("iovl", 1);
+	overlay_case("iovl", 0);
+	overlay_case("grid", 1);
+	overlay_case("grid", 0);
+}
+
 static void test_png_profile(void)
 {
 	/* zTXt "Raw profile type exif": zlib of "\nexif\n  26\n<hex of Exif\0\0+TIFF>";
@@ -514,6 +585,7 @@ int main(void)
 	RUN(test_garbage_ifd);
 	RUN(test_mpo_and_exv);
 	RUN(test_heif);
+	RUN(test_heif_canvas);
 	RUN(test_png_profile);
 	RUN(test_small_formats);
 	RUN(test_raf);
