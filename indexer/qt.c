@@ -545,6 +545,7 @@ struct qt_catch {
 	uint8_t *buf;
 	size_t len, cap;
 	int found, done, overflow;
+	int cut; /* moov declared past the end of the file */
 	uint64_t broken_at; /* + 1; 0: not broken */
 };
 
@@ -662,6 +663,7 @@ static void on_box(struct qt_catch *c)
 			return;
 		}
 		c->found = 1;
+		c->cut = declared > limit - c->hstart;
 	} else if (opens(c->lv[c->depth - 1].type, type)) {
 		if (reserve(c, 8) != 0) {
 			c->overflow = 1;
@@ -754,6 +756,7 @@ int qt_catch_feed(struct qt_catch *c, const uint8_t *p, size_t n)
 		}
 		on_box(c);
 	}
+	close_ended(c); /* a box that ends with this chunk (moov, last in the file) */
 	return !c->done;
 }
 
@@ -762,7 +765,7 @@ void qt_catch_end(struct qt_catch *c, struct x_meta *m)
 	if (!c)
 		return;
 	if (c->found) {
-		int cut = c->depth > 0;
+		int cut = c->depth > 0 || c->cut;
 		c->pos = UINT64_MAX; /* close what is still open, as far as it came */
 		close_ended(c);
 		qt_moov(c->buf + 8, c->len - 8, m);

@@ -98,6 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			}
 			qt_catch_end(c, &s);
 			if (m.have != s.have || m.width != s.width || m.height != s.height ||
+			    m.pics.moov_read != s.pics.moov_read ||
 			    memcmp(&m.duration, &s.duration, sizeof(m.duration)) != 0 ||
 			    memcmp(&m.gps_lat, &s.gps_lat, sizeof(double)) != 0 ||
 			    memcmp(&m.gps_lon, &s.gps_lon, sizeof(double)) != 0 ||
