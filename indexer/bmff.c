@@ -399,7 +399,7 @@ int bmff_canvas(const uint8_t *p, size_t n, uint32_t id, uint32_t *w, uint32_t *
 
 	*w = *ht = 0;
 	if (!h)
-		return -1;
+		return -2;
 	h->c = &c;
 	while (!found_meta && box_at(&c, pos, n, &b) == 0) {
 		if (strcmp(b.type, "meta") == 0) {

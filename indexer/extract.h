@@ -181,7 +181,7 @@ int x_phash(const uint8_t *p, size_t n, int whole, const struct x_meta *m, uint6
  * fuzz target heif found it), while the item's ispe may say 64x64.  For
  * item id of the file in the n bytes at p: 0 and the canvas's declared
  * size when it is such an item, 1 when it is not (or is not found), -1
- * when it is one whose size cannot be read. */
+ * when it is one whose size cannot be read, -2 when out of memory. */
 int bmff_canvas(const uint8_t *p, size_t n, uint32_t id, uint32_t *w, uint32_t *h);
 
 /* The ISO BMFF family ("heic", "avif", "cr3", "mp4"...) of a file starting

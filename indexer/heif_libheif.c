@@ -52,11 +52,15 @@ static uint8_t *to_grey(const uint8_t *plane, int stride, int w, int h, int size
 }
 
 /* Whether an item may be decoded: a grid or overlay only when its canvas,
- * which libheif allocates whole, is within HEIF_MAX_PIXELS (bmff_canvas). */
+ * which libheif allocates whole, is within HEIF_MAX_PIXELS (bmff_canvas).
+ * 1 yes, 0 no, -1 out of memory (an error: no other picture may stand in,
+ * or the hash would depend on the memory of the scan). */
 static int canvas_ok(const uint8_t *p, size_t n, heif_item_id id)
 {
 	uint32_t cw, ch;
 	int rc = bmff_canvas(p, n, id, &cw, &ch);
+	if (rc == -2)
+		return -1;
 	return rc == 1 || (rc == 0 && (uint64_t)cw * ch <= HEIF_MAX_PIXELS);
 }
 
@@ -68,7 +72,7 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 	struct heif_error e;
 	const uint8_t *plane, *rgb;
 	uint8_t *grey = NULL;
-	int stride, w, h, rc = SL_OK;
+	int stride, w, h, rc = SL_OK, ok = 0;
 	heif_item_id id;
 
 	*out = 0;
@@ -119,7 +123,13 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 			tw = heif_image_handle_get_width(t);
 			th = heif_image_handle_get_height(t);
 			px = tw > 0 && th > 0 ? (uint64_t)tw * (uint64_t)th : UINT64_MAX;
-			if ((tw < th ? tw : th) >= 64 && px < best && canvas_ok(p, n, ids[k])) {
+			if ((tw < th ? tw : th) >= 64 && px < best &&
+			    (ok = canvas_ok(p, n, ids[k])) < 0) {
+				heif_image_handle_release(t);
+				rc = SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
+				goto out;
+			}
+			if ((tw < th ? tw : th) >= 64 && px < best && ok) {
 				heif_image_handle_release(thumb);
 				thumb = t;
 				best = px;
@@ -132,8 +142,13 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 			*src = "heif-thumbnail";
 		}
 	}
+	if (use == primary && heif_context_get_primary_image_ID(ctx, &id).code == heif_error_Ok &&
+	    (ok = canvas_ok(p, n, id)) < 0) {
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
+		goto out;
+	}
 	if (use == primary && (heif_context_get_primary_image_ID(ctx, &id).code != heif_error_Ok ||
-			       !canvas_ok(p, n, id))) {
+			       !ok)) {
 		rc = SL_FAIL(err, SL_E_UNSUPPORTED, 0,
 			     "phash: a HEIF picture made of others on a canvas over %u pixels,"
 			     " or of no readable size: not decoded", HEIF_MAX_PIXELS);
