@@ -29,6 +29,8 @@ const char *x_sniff(const uint8_t *p, size_t n)
 		return "gif";
 	if (bc_is(&c, 0, "RIFF", 4) && bc_is(&c, 8, "WEBP", 4))
 		return "webp";
+	if (bc_is(&c, 0, "RIFF", 4) && bc_is(&c, 8, "AVI ", 4))
+		return "avi";
 	/* TIFF, BigTIFF, ORF ("RO"/"RS"), RW2 (0x55): tiff_parse names them */
 	if (bc_is(&c, 0, "II*\0", 4) || bc_is(&c, 0, "MM\0*", 4) || bc_is(&c, 0, "II+\0", 4) ||
 	    bc_is(&c, 0, "MM\0+", 4) || bc_is(&c, 0, "IIRO", 4) || bc_is(&c, 0, "IIRS", 4) ||
@@ -87,6 +89,7 @@ static const struct {
 	{"mrw", mrw_parse},  {"jp2", jp2_parse},   {"bmp", bmp_parse}, {"heic", bmff_parse},
 	{"heif", bmff_parse}, {"avif", bmff_parse}, {"cr3", bmff_parse}, {"mp4", bmff_parse},
 	{"mov", bmff_parse}, {"3gp", bmff_parse}, {"3g2", bmff_parse}, {"m4v", bmff_parse},
+	{"avi", avi_parse},
 };
 
 void x_warn(struct x_meta *m, const char *fmt, ...)
@@ -173,6 +176,7 @@ int x_extract(const uint8_t *p, size_t n, uint64_t file_size, struct x_meta *m,
 	fmt = x_sniff(p, n);
 	snprintf(m->format, sizeof(m->format), "%s", fmt);
 	m->pics.whole = n >= file_size;
+	m->pics.file_size = file_size;
 	for (i = 0; i < sizeof(parsers) / sizeof(parsers[0]); i++) {
 		if (strcmp(fmt, parsers[i].family) == 0) {
 			rc = parsers[i].parse(p, n, m, err);

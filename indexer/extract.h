@@ -56,6 +56,7 @@ struct x_meta {
 		int original;                 /* ModifyDate is DateTimeOriginal: as the
 						 camera wrote it, not edited since */
 		int whole;                    /* the parser holds the whole file */
+		uint64_t file_size;           /* of which it may hold only the head */
 		int moov_read;                /* a movie's moov box was read whole */
 	} pics;
 	int tz_weak;          /* tz_offset is OffsetTime's, which OffsetTimeOriginal overrides */
@@ -69,14 +70,15 @@ struct x_meta {
  *   1: tz_offset and subsec from EXIF (every format that carries EXIF; the
  *      ISO media family too, whose meta box may hold an Exif item);
  *   2: movies: duration, size, date, place, camera, content_id (qt.h); the
- *      families 3g2 and m4v, and ftyp-less QuickTime (no format before). */
+ *      families 3g2 and m4v, ftyp-less QuickTime and AVI (avi.c), which
+ *      had no format before. */
 #define X_META_VERSION 2
 #define X_META_STALE_SQL                                                                 \
 	"(error IS NULL AND (coalesce(meta_version, 0) < 1 AND format IN"                \
 	" ('jpeg', 'mpo', 'exv', 'png', 'webp', 'tiff', 'bigtiff', 'cr2', 'nef', 'arw',"  \
 	"  'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif',"     \
 	"  'cr3', 'jp2', 'mp4', 'mov', '3gp')"                                           \
-	" OR coalesce(meta_version, 0) < 2 AND (format IN ('mp4', 'mov', '3gp', '3g2', 'm4v')" \
+	" OR coalesce(meta_version, 0) < 2 AND (format IN ('mp4', 'mov', '3gp', '3g2', 'm4v', 'avi')" \
 	"  OR format IS NULL AND content_hash IS NOT NULL)))"
 
 /* A streamed file's metadata that lies past its first chunk: a movie's moov
@@ -128,7 +130,8 @@ void x_hash_once(const void *p, size_t n, char out[33]);
 /* Container parsers, called by x_extract after sniffing: each fills what it
  * finds in *m (m->format holds the sniffed family and may be refined) and
  * returns SL_OK, or SL_E_CORRUPT when the file is not readable as that
- * format.  jpeg.c, png.c, gif.c, webp.c, bmff.c (with JPEG 2000), raw.c. */
+ * format.  jpeg.c, png.c, gif.c, webp.c, bmff.c (with JPEG 2000; movies
+ * through qt.h), avi.c, raw.c. */
 int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int png_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int gif_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
@@ -139,6 +142,7 @@ int tiff_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 int raf_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int crw_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 int mrw_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
+int avi_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 /* Whether a JPEG held whole reaches its end-of-image marker: its first
  * image's markers are stepped through up to its first scan; a file that
  * ends with FF D9 there is whole (the entropy-coded data cannot hold it),

@@ -19,6 +19,9 @@ Fields compared so far (each parser that lands adds its own):
               QuickTime:CreateDate unless zero
   gps_lat, gps_lon   QuickTime:GPSCoordinates
   make, model, content_id   QuickTime:Make, Model, ContentIdentifier
+  and in AVI: duration (Composite:Duration), width and height
+  (RIFF:ImageWidth/ImageHeight, 0 is none), datetime_original
+  (RIFF:DateTimeOriginal, from IDIT)
 
 Movies come from the media corpus and from ffmpeg and exiftool here (the
 media corpus has none with Apple's keys, a rotation or a place): written
@@ -71,6 +74,16 @@ def is_movie(e):
     return e.get("File:FileType") in MOVIES
 
 
+def is_avi(e):
+    return e.get("File:FileType") == "AVI"
+
+
+def exif_date(v):
+    v = text(v)
+    m = v and re.match(r"(\d{4}):(\d\d):(\d\d) (\d\d:\d\d:\d\d)", v)
+    return "%s-%s-%sT%s" % m.group(1, 2, 3, 4) if m else None
+
+
 def expected_fields(e):
     out = {}
     tz = text(e.get("EXIF:OffsetTimeOriginal")) or text(e.get("EXIF:OffsetTime"))
@@ -100,6 +113,11 @@ def expected_fields(e):
         out["gps_lat"], out["gps_lon"] = lat_lon
         for k, tag in (("make", "Make"), ("model", "Model"), ("content_id", "ContentIdentifier")):
             out[k] = text(e.get("QuickTime:" + tag))
+    if is_avi(e):
+        out["duration"] = e.get("Composite:Duration")
+        out["width"] = e.get("RIFF:ImageWidth") or None
+        out["height"] = e.get("RIFF:ImageHeight") or None
+        out["datetime_original"] = exif_date(e.get("RIFF:DateTimeOriginal"))
     out["tz_offset"] = tz
     return out
 
@@ -137,7 +155,10 @@ def make_movies(d):
                 "faststart.mp4"], None),
         (src + ["testsrc=size=64x48:rate=10", "-t", "3", "-c:v", "mpeg4",
                 "-movflags", "frag_keyframe+empty_moov", "fragmented.mp4"], None),
-        # 7 MB of noise: moov after 28 chunks of media data when streamed
+        (src + ["testsrc=size=176x144:rate=15", "-f", "lavfi", "-i", "sine=f=440:d=2",
+                "-t", "2", "-c:v", "mpeg4", "-c:a", "pcm_s16le", "both.avi"], None),
+        (src + ["sine=f=440:d=3", "-c:a", "pcm_s16le", "sound.avi"], None),
+        # 7 MB of noise: moov after 26 chunks of media data when streamed
         (src + ["nullsrc=s=320x240:r=25,geq=random(1)*255:128:128", "-t", "3", "-c:v",
                 "mpeg4", "-q:v", "2", "-movflags", "use_metadata_tags",
                 "-metadata", "com.apple.quicktime.creationdate=2020-01-02T03:04:05-0700",
@@ -215,7 +236,7 @@ with tempdir("media") as work:
     extras = []
     checks = [(key, recs.get(key), "") for key in sorted(oracle)]
     checks += [(key, streamed.get(key), " (streamed)") for key in sorted(oracle)
-               if key[0] != "real" and is_movie(oracle[key])]
+               if key[0] != "real" and (is_movie(oracle[key]) or is_avi(oracle[key]))]
     for key, r, how in checks:
         if r is None:
             check(False, "no record for %s%s" % (key, how))
@@ -225,7 +246,7 @@ with tempdir("media") as work:
             g = r.get(k)
             if w is None and g is None:
                 continue
-            if w is None and not read_exif and not is_movie(oracle[key]):
+            if w is None and not read_exif and not is_movie(oracle[key]) and not is_avi(oracle[key]):
                 extras.append("%s/%s: %s = %r" % (key[0], key[1], k, g))
                 continue
             ok = same(w, g)
@@ -263,7 +284,7 @@ with tempdir("media") as work:
                         " (error IS NOT NULL OR format NOT IN ('jpeg', 'mpo', 'exv', 'png',"
                         " 'webp', 'tiff', 'bigtiff', 'cr2', 'nef', 'arw', 'dng', 'orf', 'rw2',"
                         " 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif', 'cr3', 'jp2',"
-                        " 'mp4', 'mov', '3gp', '3g2', 'm4v')"
+                        " 'mp4', 'mov', '3gp', '3g2', 'm4v', 'avi')"
                         " OR format IS NULL AND content_hash IS NULL)")[0][0]
     check(other > 10, "files of formats the upgrade does not touch: %d" % other)
     phashes = db_rows(db, "SELECT count(*) FROM files WHERE phash IS NOT NULL")[0][0]

@@ -2,6 +2,7 @@
  * size, how TIFF-based RAW is named, CR2/RW2 sizes, BigTIFF, HEIF items,
  * MPO detection, PNG text profiles, RAF, EXV, BMP, JP2, garbage IFDs.
  * (The corpus test covers the same formats on real camera files.) */
+#include <math.h>
 #include <zlib.h>
 
 #include "common/strbuf.h"
@@ -462,6 +463,88 @@ static void test_heif_canvas(void)
 	overlay_case("grid", 0);
 }
 
+/* RIFF AVI: hdrl(avih, strl(strh vids, strf), strl(strh auds, strf)),
+ * IDIT, then movi. */
+static size_t avi_build(uint8_t *b, uint32_t usec, uint32_t frames, uint32_t vid_len,
+			const char *idit, int video)
+{
+	size_t n = 0, riff, hdrl, strl;
+#define LE32(v) put32(b + n, (uint32_t)(v)), n += 4
+#define TAG(s) memcpy(b + n, s, 4), n += 4
+#define SIZE_AT(at) put32(b + (at), (uint32_t)(n - (at) - 4))
+	TAG("RIFF"), riff = n, LE32(0), TAG("AVI ");
+	TAG("LIST"), hdrl = n, LE32(0), TAG("hdrl");
+	TAG("avih"), LE32(56), LE32(usec), LE32(0), LE32(0), LE32(0), LE32(frames), LE32(0),
+		LE32(2), LE32(0), LE32(video ? 640 : 0), LE32(video ? 480 : 0), n += 16;
+	if (video) {
+		TAG("LIST"), strl = n, LE32(0), TAG("strl");
+		TAG("strh"), LE32(56), TAG("vids"), TAG("DIVX"), LE32(0), LE32(0), LE32(0),
+			LE32(1001), LE32(30000), LE32(0), LE32(vid_len), n += 20;
+		TAG("strf"), LE32(40), LE32(40), LE32(640), LE32((uint32_t)-480), n += 28;
+		SIZE_AT(strl);
+	}
+	TAG("LIST"), strl = n, LE32(0), TAG("strl");
+	TAG("strh"), LE32(56), TAG("auds"), n += 52;
+	TAG("strf"), LE32(16), put16(b + n, 1), put16(b + n + 2, 2), n += 4, LE32(48000),
+		LE32(192000), n += 4;
+	SIZE_AT(strl);
+	if (idit) {
+		size_t len = strlen(idit) + 1;
+		TAG("IDIT"), LE32(len), memcpy(b + n, idit, len), n += len + (len & 1);
+	}
+	SIZE_AT(hdrl);
+	TAG("LIST"), LE32(4 + 8), TAG("movi"), TAG("00dc"), LE32(0);
+	SIZE_AT(riff);
+#undef LE32
+#undef TAG
+#undef SIZE_AT
+	return n;
+}
+
+static void test_avi(void)
+{
+	static const struct {
+		const char *idit, *want;
+	} dates[] = {
+		{"Mon Mar 10 15:04:43 2003\n", "2003-03-10T15:04:43"},
+		{"THU OCT 26 16:46:04 2006", "2006-10-26T16:46:04"},
+		{"2001/ 1/27  1:42PM", "2001-01-27T13:42:00"},
+		{"2005/11/28/ 09:19", "2005-11-28T09:19:00"},
+		{"2002-12-16  15:35:01", "2002-12-16T15:35:01"},
+		{"sometime", ""},
+	};
+	static uint8_t b[1024];
+	struct x_meta m;
+	size_t i, n;
+
+	for (i = 0; i < sizeof(dates) / sizeof(dates[0]); i++) {
+		n = avi_build(b, 33367, 300, 300, dates[i].idit, 1);
+		CHECK_INT(run(b, n, &m), SL_OK);
+		CHECK_STR(m.format, "avi");
+		CHECK_STR(m.datetime_original, dates[i].want);
+		CHECK(!dates[i].want[0] == (strstr(m.warnings, "avi: capture date") != NULL));
+	}
+	CHECK(m.width == 640 && m.height == 480);
+	CHECK((m.have & XM_DURATION) && fabs(m.duration - 300 * 0.033367) < 1e-9);
+	/* avih counting both streams' frames: the video stream's count wins */
+	n = avi_build(b, 33367, 600, 300, NULL, 1);
+	CHECK_INT(run(b, n, &m), SL_OK);
+	CHECK(fabs(m.duration - 300 * 1001.0 / 30000) < 1e-9);
+	/* sound only: the file's size over its bytes per second */
+	n = avi_build(b, 0, 0, 0, NULL, 0);
+	CHECK_INT(run(b, n, &m), SL_OK);
+	CHECK(!(m.have & XM_DIMS));
+	CHECK(fabs(m.duration - (double)n / 192000) < 1e-12);
+	/* every truncation: no crash, no read past the end (ASan) */
+	n = avi_build(b, 33367, 300, 300, dates[0].idit, 1);
+	for (i = 0; i < n; i++) {
+		uint8_t *copy = malloc(i ? i : 1);
+		memcpy(copy, b, i);
+		run(copy, i, &m);
+		free(copy);
+	}
+}
+
 static void test_png_profile(void)
 {
 	/* zTXt "Raw profile type exif": zlib of "\nexif\n  26\n<hex of Exif\0\0+TIFF>";
@@ -586,6 +669,7 @@ int main(void)
 	RUN(test_mpo_and_exv);
 	RUN(test_heif);
 	RUN(test_heif_canvas);
+	RUN(test_avi);
 	RUN(test_png_profile);
 	RUN(test_small_formats);
 	RUN(test_raf);
