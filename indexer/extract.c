@@ -198,20 +198,22 @@ struct x_stream {
 	struct qt_catch *qt;
 };
 
-struct x_stream *x_stream_new(struct x_meta *m, uint64_t file_size)
+int x_stream_new(const struct x_meta *m, uint64_t file_size, struct x_stream **out)
 {
 	struct x_stream *s;
 
+	*out = NULL;
 	if (!qt_movie(m->format) || m->pics.moov_read)
-		return NULL;
+		return SL_OK;
 	s = malloc(sizeof(*s));
 	if (s && !(s->qt = qt_catch_new(file_size))) {
 		free(s);
 		s = NULL;
 	}
 	if (!s)
-		x_warn(m, "movie: out of memory to catch its moov box");
-	return s;
+		return SL_E_NOMEM;
+	*out = s;
+	return SL_OK;
 }
 
 int x_stream_feed(struct x_stream *s, const uint8_t *p, size_t n)
@@ -219,12 +221,15 @@ int x_stream_feed(struct x_stream *s, const uint8_t *p, size_t n)
 	return qt_catch_feed(s->qt, p, n);
 }
 
-void x_stream_end(struct x_stream *s, struct x_meta *m)
+int x_stream_end(struct x_stream *s, struct x_meta *m)
 {
+	int rc;
+
 	if (!s)
-		return;
-	qt_catch_end(s->qt, m);
+		return SL_OK;
+	rc = qt_catch_end(s->qt, m);
 	free(s);
+	return rc;
 }
 
 void x_stream_free(struct x_stream *s)

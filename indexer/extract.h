@@ -86,14 +86,16 @@ struct x_meta {
  * file of gigabytes.  Every byte passes through the reader anyway for the
  * content hash, so the box is caught on its way (qt.h): no second read, no
  * seek back.  After x_extract on the first chunk, x_stream_new says whether
- * the rest is wanted (NULL: no, or out of memory, which *m then says); feed
- * it every chunk in order from the first, until x_stream_feed returns 0;
- * x_stream_end adds what was found to *m and frees the state.  x_stream_free
- * frees it unused (a read that failed).  What it keeps is bounded (qt.h). */
+ * the rest is wanted (*out NULL: no); feed it every chunk in order from the
+ * first, until x_stream_feed returns 0; x_stream_end adds what was found to
+ * *m and frees the state.  x_stream_free frees it unused (a read that
+ * failed).  What it keeps is bounded (qt.h).  x_stream_new and x_stream_end
+ * return SL_OK or SL_E_NOMEM (the record would lack fields for want of
+ * memory: an error, so the next scan reads the file again). */
 struct x_stream;
-struct x_stream *x_stream_new(struct x_meta *m, uint64_t file_size);
+int x_stream_new(const struct x_meta *m, uint64_t file_size, struct x_stream **out);
 int x_stream_feed(struct x_stream *s, const uint8_t *p, size_t n);
-void x_stream_end(struct x_stream *s, struct x_meta *m);
+int x_stream_end(struct x_stream *s, struct x_meta *m);
 void x_stream_free(struct x_stream *s);
 
 /* Sniff the format of the first n bytes; returns a static name or "". */

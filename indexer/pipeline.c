@@ -822,6 +822,13 @@ static void phash(struct job *job, const struct item *it)
 	}
 }
 
+/* An error, not a warning: the next scan reads the file again. */
+static void stream_nomem(struct job *job)
+{
+	job->meta_rc = SL_E_NOMEM;
+	snprintf(job->meta_err, sizeof(job->meta_err), "movie: out of memory for its moov box");
+}
+
 static void process(struct pipe *P, struct item *it)
 {
 	struct job *job = it->job;
@@ -842,13 +849,15 @@ static void process(struct pipe *P, struct item *it)
 				phash(job, it); /* a streamed file: from what its first chunk holds */
 			if (P->o->phash && !job->have_phash && x_phashable(job->meta.format))
 				job->phash_src = "none"; /* tried, or streamed: not again */
-			if (job->streamed && job->meta_rc == SL_OK)
-				job->follow = x_stream_new(&job->meta, job->info.size);
+			if (job->streamed && job->meta_rc == SL_OK &&
+			    x_stream_new(&job->meta, job->info.size, &job->follow) != SL_OK)
+				stream_nomem(job);
 		}
 		/* chunks come here in order (next_seq), so the catch sees the
 		 * file's bytes as they lie; it lets go once it has what it wants */
 		if (job->follow && (!x_stream_feed(job->follow, it->buf, it->len) || it->tail)) {
-			x_stream_end(job->follow, &job->meta);
+			if (x_stream_end(job->follow, &job->meta) != SL_OK)
+				stream_nomem(job);
 			job->follow = NULL;
 		}
 	}

@@ -467,14 +467,11 @@ static void finish(struct movie *mv)
 void qt_moov(const uint8_t *p, size_t n, struct x_meta *m)
 {
 	struct bc c = bc_make(p, n, 1);
-	struct movie *mv = calloc(1, sizeof(*mv));
+	struct movie movie, *mv = &movie; /* 1.2 kB: no allocation to fail */
 	struct box b, e;
 	size_t pos = 0, q;
 
-	if (!mv) {
-		x_warn(m, "movie: out of memory");
-		return;
-	}
+	memset(mv, 0, sizeof(*mv));
 	mv->c = &c;
 	mv->m = m;
 	while (child(&c, &pos, n, &b)) {
@@ -497,7 +494,6 @@ void qt_moov(const uint8_t *p, size_t n, struct x_meta *m)
 		}
 	}
 	finish(mv);
-	free(mv);
 }
 
 void qt_parse(const uint8_t *p, size_t n, struct x_meta *m)
@@ -545,7 +541,8 @@ struct qt_catch {
 	uint8_t *buf;
 	size_t len, cap;
 	int found, done, overflow;
-	int cut; /* moov declared past the end of the file */
+	int cut;   /* moov declared past the end of the file */
+	int nomem; /* the copy could not grow */
 	uint64_t broken_at; /* + 1; 0: not broken */
 };
 
@@ -580,8 +577,10 @@ static int reserve(struct qt_catch *c, uint64_t more)
 	if (want > QT_CATCH_MAX)
 		want = QT_CATCH_MAX;
 	nb = realloc(c->buf, want);
-	if (!nb)
+	if (!nb) {
+		c->nomem = 1;
 		return -1;
+	}
 	c->buf = nb;
 	c->cap = want;
 	return 0;
@@ -760,10 +759,12 @@ int qt_catch_feed(struct qt_catch *c, const uint8_t *p, size_t n)
 	return !c->done;
 }
 
-void qt_catch_end(struct qt_catch *c, struct x_meta *m)
+int qt_catch_end(struct qt_catch *c, struct x_meta *m)
 {
+	int rc;
+
 	if (!c)
-		return;
+		return SL_OK;
 	if (c->found) {
 		int cut = c->depth > 0 || c->cut;
 		c->pos = UINT64_MAX; /* close what is still open, as far as it came */
@@ -776,8 +777,10 @@ void qt_catch_end(struct qt_catch *c, struct x_meta *m)
 	} else {
 		x_warn(m, "movie: no moov box%s", c->broken_at ? " (box structure broken)" : "");
 	}
-	if (c->overflow)
+	if (c->overflow && !c->nomem)
 		x_warn(m, "movie: moov box over %zu MiB without its sample tables: the rest not read",
 		       QT_CATCH_MAX >> 20);
+	rc = c->nomem ? SL_E_NOMEM : SL_OK;
 	qt_catch_free(c);
+	return rc;
 }

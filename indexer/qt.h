@@ -56,12 +56,14 @@ void qt_parse(const uint8_t *p, size_t n, struct x_meta *m);
  * file_size bytes; qt_catch_feed with every chunk in order from the file's
  * first byte, returns 1 while it wants more, 0 once moov is complete (or the
  * structure is broken: the rest cannot be followed); qt_catch_end parses
- * what was caught into *m, warns when there was no complete moov, and frees.
+ * what was caught into *m, warns when there was no complete moov, frees, and
+ * returns SL_OK, or SL_E_NOMEM when the copy could not grow (then *m lacks
+ * what it would have held: an error, so the file is read again).
  * qt_catch_free(NULL) is a no-op. */
 struct qt_catch;
 struct qt_catch *qt_catch_new(uint64_t file_size);
 int qt_catch_feed(struct qt_catch *c, const uint8_t *p, size_t n);
-void qt_catch_end(struct qt_catch *c, struct x_meta *m);
+int qt_catch_end(struct qt_catch *c, struct x_meta *m);
 void qt_catch_free(struct qt_catch *c);
 
 #endif
