@@ -406,8 +406,10 @@ static int apple_date(const char *s, char date[24], char tz[8])
 	} else if ((*o == '+' || *o == '-') && digits(o + 1, 2)) {
 		const char *mp = o + 3 + (o[3] == ':');
 		hh = (o[1] - '0') * 10 + (o[2] - '0');
-		if (digits(mp, 2) && hh <= 14 && (mm = (mp[0] - '0') * 10 + (mp[1] - '0')) < 60)
-			snprintf(tz, 8, "%c%02d:%02d", *o, hh, mm);
+		if (digits(mp, 2) && hh <= 14 && (mm = (mp[0] - '0') * 10 + (mp[1] - '0')) < 60) {
+			tz[0] = *o, tz[1] = o[1], tz[2] = o[2], tz[3] = ':';
+			tz[4] = mp[0], tz[5] = mp[1], tz[6] = '\0';
+		}
 	}
 	return 0;
 }
