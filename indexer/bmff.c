@@ -293,23 +293,32 @@ static int item_size(struct heif *h, uint32_t id, uint32_t *w, uint32_t *ht)
 	return -1;
 }
 
+/* Where an item's bytes start in the buffer: at a file offset (iloc
+ * construction method 0) or inside idat (1); -1 for any other method, or
+ * an idat item without idat or longer than it. */
+static int item_start(const struct heif *h, const struct item *it, uint64_t *start)
+{
+	if (!it->located)
+		return -1;
+	*start = it->offset;
+	if (it->method == 0)
+		return 0;
+	if (it->method != 1 || !h->have_idat || it->length > h->idat_end - h->idat_body)
+		return -1;
+	*start += h->idat_body;
+	return 0;
+}
+
 /* The Exif item: a big-endian offset to the TIFF header, then the bytes. */
 static void item_exif(struct heif *h, const struct item *it)
 {
 	const struct bc *c = h->c;
-	uint64_t start = it->offset, len = it->length;
+	uint64_t start, len = it->length;
 	uint32_t skip;
 	size_t i;
 
-	if (it->method == 1) {
-		if (!h->have_idat)
-			return;
-		start += h->idat_body;
-		if (len > h->idat_end - h->idat_body)
-			return;
-	} else if (it->method != 0) {
+	if (item_start(h, it, &start) != 0)
 		return;
-	}
 	if (start > c->len || len < 8 || !bc_has(c, (size_t)start, (size_t)len)) {
 		x_warn(h->m, "heif: Exif item outside the bytes read");
 		return;
@@ -379,7 +388,7 @@ static void parse_meta(struct heif *h, const struct box *meta)
 		}
 	}
 	for (i = 0; i < h->nitems; i++)
-		if (strcmp(h->items[i].type, "Exif") == 0 && h->items[i].located) {
+		if (strcmp(h->items[i].type, "Exif") == 0) {
 			item_exif(h, &h->items[i]);
 			break;
 		}
@@ -391,6 +400,7 @@ int bmff_canvas(const uint8_t *p, size_t n, uint32_t id, uint32_t *w, uint32_t *
 	struct heif *h = calloc(1, sizeof(*h));
 	struct box b;
 	size_t pos = 0, i, at;
+	uint64_t start;
 	const struct item *it = NULL;
 	uint8_t flags;
 	uint32_t v32;
@@ -415,10 +425,10 @@ int bmff_canvas(const uint8_t *p, size_t n, uint32_t id, uint32_t *w, uint32_t *
 		rc = 1;
 		goto out;
 	}
-	if (!it->located || (it->method != 0 && !(it->method == 1 && h->have_idat)))
+	if (item_start(h, it, &start) != 0 || start > n)
 		goto out;
-	at = (size_t)it->offset + (it->method == 1 ? h->idat_body : 0);
-	if (it->offset > n || !bc_has(&c, at, 2) || bc_u8(&c, at + 1, &flags))
+	at = (size_t)start;
+	if (!bc_has(&c, at, 2) || bc_u8(&c, at + 1, &flags))
 		goto out;
 	/* after version and flags: grid, rows and columns (1 byte each); iovl,
 	 * the fill colour (4 x 16 bits); then the output size, 32 bits each

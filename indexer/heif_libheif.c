@@ -123,13 +123,13 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 			tw = heif_image_handle_get_width(t);
 			th = heif_image_handle_get_height(t);
 			px = tw > 0 && th > 0 ? (uint64_t)tw * (uint64_t)th : UINT64_MAX;
-			if ((tw < th ? tw : th) >= 64 && px < best &&
-			    (ok = canvas_ok(p, n, ids[k])) < 0) {
+			ok = (tw < th ? tw : th) >= 64 && px < best ? canvas_ok(p, n, ids[k]) : 0;
+			if (ok < 0) {
 				heif_image_handle_release(t);
 				rc = SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
 				goto out;
 			}
-			if ((tw < th ? tw : th) >= 64 && px < best && ok) {
+			if (ok) {
 				heif_image_handle_release(thumb);
 				thumb = t;
 				best = px;
@@ -142,17 +142,19 @@ int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, stru
 			*src = "heif-thumbnail";
 		}
 	}
-	if (use == primary && heif_context_get_primary_image_ID(ctx, &id).code == heif_error_Ok &&
-	    (ok = canvas_ok(p, n, id)) < 0) {
-		rc = SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
-		goto out;
-	}
-	if (use == primary && (heif_context_get_primary_image_ID(ctx, &id).code != heif_error_Ok ||
-			       !ok)) {
-		rc = SL_FAIL(err, SL_E_UNSUPPORTED, 0,
-			     "phash: a HEIF picture made of others on a canvas over %u pixels,"
-			     " or of no readable size: not decoded", HEIF_MAX_PIXELS);
-		goto out;
+	if (use == primary) {
+		ok = heif_context_get_primary_image_ID(ctx, &id).code == heif_error_Ok
+			     ? canvas_ok(p, n, id) : 0;
+		if (ok < 0) {
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
+			goto out;
+		}
+		if (!ok) {
+			rc = SL_FAIL(err, SL_E_UNSUPPORTED, 0,
+				     "phash: a HEIF picture made of others on a canvas over %u"
+				     " pixels, or of no readable size: not decoded", HEIF_MAX_PIXELS);
+			goto out;
+		}
 	}
 	w = heif_image_handle_get_width(use);
 	h = heif_image_handle_get_height(use);

@@ -162,7 +162,7 @@ static void parse_trak(struct movie *mv, const struct box *t)
 			q = b.body;
 			while (child(c, &q, b.end, &d))
 				if (strcmp(d.type, "hdlr") == 0 && leaf(&d) && !handler[0] &&
-				    bc_has(c, d.body + 8, 4) && d.body + 12 <= d.end) {
+				    d.end - d.body >= 12) {
 					memcpy(handler, c->p + d.body + 8, 4);
 					handler[4] = '\0';
 				}
@@ -231,6 +231,25 @@ static void item_text(const struct bc *c, const struct box *item, char *dst, siz
 	}
 }
 
+/* Where a user-data value named by its type goes ((c)xyz, (c)mak, (c)mod:
+ * as udta items and as iTunes-style ilst items alike), or NULL. */
+static char *user_slot(struct movie *mv, const char *type, size_t *cap)
+{
+	if (strcmp(type, "\xa9xyz") == 0) {
+		*cap = sizeof(mv->u_loc);
+		return mv->u_loc;
+	}
+	if (strcmp(type, "\xa9mak") == 0) {
+		*cap = sizeof(mv->u_make);
+		return mv->u_make;
+	}
+	if (strcmp(type, "\xa9mod") == 0) {
+		*cap = sizeof(mv->u_model);
+		return mv->u_model;
+	}
+	return NULL;
+}
+
 static char *ilst_slot(struct movie *mv, const struct box *item, int keyed, size_t *cap)
 {
 	uint32_t idx;
@@ -245,22 +264,8 @@ static char *ilst_slot(struct movie *mv, const struct box *item, int keyed, size
 		case K_NONE: return NULL;
 		}
 	}
-	if (keyed)
-		return NULL;
 	/* iTunes-style items are named by their type */
-	if (strcmp(item->type, "\xa9xyz") == 0) {
-		*cap = sizeof(mv->u_loc);
-		return mv->u_loc;
-	}
-	if (strcmp(item->type, "\xa9mak") == 0) {
-		*cap = sizeof(mv->u_make);
-		return mv->u_make;
-	}
-	if (strcmp(item->type, "\xa9mod") == 0) {
-		*cap = sizeof(mv->u_model);
-		return mv->u_model;
-	}
-	return NULL;
+	return keyed ? NULL : user_slot(mv, item->type, cap);
 }
 
 /* meta: Apple's keys and their values (handler mdta), or iTunes-style
@@ -306,18 +311,13 @@ static void parse_udta(struct movie *mv, const struct box *u)
 	uint16_t len;
 
 	while (child(c, &pos, u->end, &b)) {
-		char *dst = NULL;
+		char *dst;
 		size_t cap = 0;
 		if (strcmp(b.type, "meta") == 0) {
 			parse_meta(mv, &b);
 			continue;
 		}
-		if (strcmp(b.type, "\xa9xyz") == 0)
-			dst = mv->u_loc, cap = sizeof(mv->u_loc);
-		else if (strcmp(b.type, "\xa9mak") == 0)
-			dst = mv->u_make, cap = sizeof(mv->u_make);
-		else if (strcmp(b.type, "\xa9mod") == 0)
-			dst = mv->u_model, cap = sizeof(mv->u_model);
+		dst = user_slot(mv, b.type, &cap);
 		if (!dst || dst[0] || bc_be16(c, b.body, &len) || b.body + 4 > b.end)
 			continue;
 		if (len > b.end - b.body - 4)

@@ -313,6 +313,14 @@ static void test_mpo_and_exv(void)
 
 /* ---- other containers ------------------------------------------------------ */
 
+/* The HEIF builders below write big-endian boxes into their local b at n. */
+#define BE32(v) b[n] = (uint8_t)((v) >> 24), b[n + 1] = (uint8_t)((v) >> 16), \
+		b[n + 2] = (uint8_t)((v) >> 8), b[n + 3] = (uint8_t)(v), n += 4
+#define BE16(v) b[n] = (uint8_t)((v) >> 8), b[n + 1] = (uint8_t)(v), n += 2
+#define TYPE(s) memcpy(b + n, s, 4), n += 4
+#define CLOSE(at) b[at] = (uint8_t)((n - (at)) >> 24), b[(at) + 1] = (uint8_t)((n - (at)) >> 16), \
+		  b[(at) + 2] = (uint8_t)((n - (at)) >> 8), b[(at) + 3] = (uint8_t)(n - (at))
+
 /* ftyp heic | meta(hdlr, pitm 1, iinf{hvc1 #1, Exif #2}, iloc #2,
  * iprp(ipco(ispe 4032x3024), ipma #1 -> 1)) | mdat(Exif item).
  * lead > 0 puts item #1 first in iloc with that many extents (only the
@@ -322,12 +330,6 @@ static void heif_case(unsigned lead, int exif_found)
 	static uint8_t b[1024];
 	static const uint8_t tiff[] = "MM\0*\0\0\0\x08\0\x01\x01\x0f\0\x02\0\0\0\x04" "App\0\0\0\0\0";
 	size_t n = 0, meta_at, iinf_at, iprp_at, ipco_at, mdat_at, iloc_at, exif_at;
-#define BE32(v) b[n] = (uint8_t)((v) >> 24), b[n + 1] = (uint8_t)((v) >> 16), \
-		b[n + 2] = (uint8_t)((v) >> 8), b[n + 3] = (uint8_t)(v), n += 4
-#define BE16(v) b[n] = (uint8_t)((v) >> 8), b[n + 1] = (uint8_t)(v), n += 2
-#define TYPE(s) memcpy(b + n, s, 4), n += 4
-#define CLOSE(at) b[at] = (uint8_t)((n - (at)) >> 24), b[(at) + 1] = (uint8_t)((n - (at)) >> 16), \
-		  b[(at) + 2] = (uint8_t)((n - (at)) >> 8), b[(at) + 3] = (uint8_t)(n - (at))
 	struct x_meta m;
 
 	memset(b, 0, sizeof(b));
@@ -380,10 +382,6 @@ static void heif_case(unsigned lead, int exif_found)
 			free(copy);
 		}
 	}
-#undef BE32
-#undef BE16
-#undef TYPE
-#undef CLOSE
 }
 
 static void test_heif(void)
@@ -406,12 +404,6 @@ static void overlay_case(const char *type, unsigned wide)
 	const char *src;
 	struct sl_err e;
 	int grid = strcmp(type, "grid") == 0;
-#define BE32(v) b[n] = (uint8_t)((v) >> 24), b[n + 1] = (uint8_t)((v) >> 16), \
-		b[n + 2] = (uint8_t)((v) >> 8), b[n + 3] = (uint8_t)(v), n += 4
-#define BE16(v) b[n] = (uint8_t)((v) >> 8), b[n + 1] = (uint8_t)(v), n += 2
-#define TYPE(s) memcpy(b + n, s, 4), n += 4
-#define CLOSE(at) b[at] = (uint8_t)((n - (at)) >> 24), b[(at) + 1] = (uint8_t)((n - (at)) >> 16), \
-		  b[(at) + 2] = (uint8_t)((n - (at)) >> 8), b[(at) + 3] = (uint8_t)(n - (at))
 	memset(b, 0, sizeof(b));
 	BE32(20), TYPE("ftyp"), TYPE("heic"), BE32(0), TYPE("mif1");
 	meta_at = n, BE32(0), TYPE("meta"), BE32(0);
@@ -449,10 +441,6 @@ static void overlay_case(const char *type, unsigned wide)
 	CHECK_INT(bmff_canvas(b, n - 3, 1, &w, &h), -1); /* its size cut off */
 	CHECK_INT(heif_phash(b, n, &ph, &src, &e), SL_E_UNSUPPORTED);
 	CHECK(strstr(e.msg, "canvas") != NULL || strstr(e.msg, "no HEIF decoder") != NULL);
-#undef BE32
-#undef BE16
-#undef TYPE
-#undef CLOSE
 }
 
 static void test_heif_canvas(void)
@@ -462,6 +450,11 @@ static void test_heif_canvas(void)
 	overlay_case("grid", 1);
 	overlay_case("grid", 0);
 }
+
+#undef BE32
+#undef BE16
+#undef TYPE
+#undef CLOSE
 
 /* RIFF AVI: hdrl(avih, strl(strh vids, strf), strl(strh auds, strf)),
  * IDIT, then movi. */
