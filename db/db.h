@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "indexer/pipeline.h"
 
-#define DB_SCHEMA_VERSION 9
+#define DB_SCHEMA_VERSION 10
 
 /* Rows per transaction, and the longest a batch stays open. */
 #define DB_BATCH_ROWS 1000

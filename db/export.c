@@ -21,6 +21,13 @@ struct col {
 	const char *expr;
 };
 
+/* Columns holding a JSON array of text: as such in JSON, joined by "; "
+ * in CSV. */
+static int is_array(const struct col *c)
+{
+	return strcmp(c->key, "keywords") == 0 || strcmp(c->key, "hierarchical_keywords") == 0;
+}
+
 /* The export contract: these keys, in this order, null where unknown. */
 static const struct col cols[] = {
 	{"path", "path"},
@@ -48,6 +55,14 @@ static const struct col cols[] = {
 	{"subsec", "subsec"},
 	{"duration", "duration"},
 	{"content_id", "content_id"},
+	{"rating", "rating"},
+	{"label", "label"},
+	{"keywords", "keywords"},
+	{"hierarchical_keywords", "hierarchical_keywords"},
+	{"title", "title"},
+	{"description", "description"},
+	{"creator", "creator"},
+	{"copyright", "copyright"},
 };
 /* With DB_EXTENDED, after the contract's keys. */
 static const struct col extra[] = {
@@ -163,8 +178,12 @@ static int build_sql(int format, size_t ncols, const struct db_query *q, struct 
 		const struct col *c = col_at(format, i);
 		if (i)
 			sb_addc(sql, ',');
-		if (csv)
+		if (csv && is_array(c))
+			sb_addf(sql, "(SELECT group_concat(value, '; ') FROM json_each(%s))", c->expr);
+		else if (csv)
 			sb_adds(sql, c->expr);
+		else if (is_array(c)) /* the writer made it: valid JSON, valid UTF-8 */
+			sb_addf(sql, "'%s',json(%s)", c->key, c->expr);
 		else /* sl_text: numbers pass through, text becomes valid UTF-8 */
 			sb_addf(sql, "'%s',sl_text(%s)", c->key, c->expr);
 	}

@@ -161,6 +161,19 @@ static const char *const migrations[] = {
 	 * Movies' records are older than X_META_VERSION 2 and read again. */
 	"ALTER TABLE files ADD COLUMN duration REAL;"
 	"ALTER TABLE files ADD COLUMN content_id TEXT;",
+	/* 9 -> 10: what people wrote about a picture (XMP, IPTC, EXIF text;
+	 * indexer/desc.h): rating, label, title, description, creator,
+	 * copyright as text; keywords and hierarchical_keywords as JSON
+	 * arrays of text.  Records of formats that can carry them are older
+	 * than X_META_VERSION 3 and read again. */
+	"ALTER TABLE files ADD COLUMN rating INTEGER;"
+	"ALTER TABLE files ADD COLUMN label TEXT;"
+	"ALTER TABLE files ADD COLUMN keywords TEXT;"
+	"ALTER TABLE files ADD COLUMN hierarchical_keywords TEXT;"
+	"ALTER TABLE files ADD COLUMN title TEXT;"
+	"ALTER TABLE files ADD COLUMN description TEXT;"
+	"ALTER TABLE files ADD COLUMN creator TEXT;"
+	"ALTER TABLE files ADD COLUMN copyright TEXT;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,

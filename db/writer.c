@@ -6,7 +6,9 @@
 #include <string.h>
 
 #include "common/sys.h"
+#include "common/strbuf.h"
 #include "db/db.h"
+#include "indexer/desc.h"
 #include "scanner/ftab.h"
 
 static const char put_sql[] =
@@ -14,10 +16,11 @@ static const char put_sql[] =
 	" datetime_original, orientation, gps_lat, gps_lon, exposure_time, f_number, iso,"
 	" focal_length, lens_model, content_hash, phys_offset, fragments, placement, error,"
 	" warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id, ctime_ns,"
-	" phash_src, tz_offset, subsec, meta_version, duration, content_id)"
+	" phash_src, tz_offset, subsec, meta_version, duration, content_id, rating, label,"
+	" keywords, hierarchical_keywords, title, description, creator, copyright)"
 	" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
 	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL,?27,?28,?29,?30,?31,?32,"
-	" ?33,?34,?35)"
+	" ?33,?34,?35,?36,?37,?38,?39,?40,?41,?42,?43)"
 	/* the path is unique among live records (files_path): a record marked
 	 * deleted at the same path is history, and a new file there is a new
 	 * record */
@@ -34,7 +37,10 @@ static const char put_sql[] =
 	" last_scan=excluded.last_scan, indexed_at=excluded.indexed_at, deleted_at=NULL,"
 	" fs_id=excluded.fs_id, tz_offset=excluded.tz_offset, subsec=excluded.subsec,"
 	" meta_version=excluded.meta_version, duration=excluded.duration,"
-	" content_id=excluded.content_id,"
+	" content_id=excluded.content_id, rating=excluded.rating, label=excluded.label,"
+	" keywords=excluded.keywords, hierarchical_keywords=excluded.hierarchical_keywords,"
+	" title=excluded.title, description=excluded.description, creator=excluded.creator,"
+	" copyright=excluded.copyright,"
 	/* a read that did not try the perceptual hash (--no-phash) of the
 	 * same bytes keeps the one the record has (the right-hand sides see
 	 * the row as it was) */
@@ -53,12 +59,46 @@ static int bind_text(sqlite3_stmt *st, int i, const char *s)
 	return sqlite3_bind_null(st, i);
 }
 
+/* The values of f, as desc.h gives them: a JSON array (json), or joined by
+ * "; " (a list as one text, like creator); NULL when there are none. */
+static int bind_desc(sqlite3_stmt *st, int i, const struct x_meta *m, enum desc_field f, int json)
+{
+	const char *v[DESC_MAX_VALUES];
+	size_t n = desc_list(m, f, v, DESC_MAX_VALUES), k;
+	struct strbuf sb = STRBUF_INIT;
+	int rc;
+
+	if (n == 0)
+		return sqlite3_bind_null(st, i);
+	if (n > DESC_MAX_VALUES)
+		n = DESC_MAX_VALUES;
+	if (json)
+		sb_addc(&sb, '[');
+	for (k = 0; k < n; k++) {
+		if (k)
+			sb_adds(&sb, json ? "," : "; ");
+		if (json)
+			sb_add_json(&sb, v[k], strlen(v[k]));
+		else
+			sb_adds(&sb, v[k]);
+	}
+	if (json)
+		sb_addc(&sb, ']');
+	if (sb.oom) {
+		sb_free(&sb);
+		return SQLITE_NOMEM;
+	}
+	rc = sqlite3_bind_text(st, i, sb.p, (int)sb.len, SQLITE_TRANSIENT);
+	sb_free(&sb);
+	return rc;
+}
+
 /* Nonzero when a bind failed. */
 static int bind_record(const struct db *db, sqlite3_stmt *st, const struct px_record *r,
 		       int64_t scan_id, int64_t fs_id)
 {
 	const struct x_meta *m = &r->meta;
-	int stated = !r->is_dir && (r->read || (r->ext_flags & FT_STATED));
+	int stated = !r->is_dir && (r->read || (r->ext_flags & FT_STATED)), rating;
 	int bad = bind_text(st, 1, r->path);
 	if (!r->is_dir) {
 		sqlite3_bind_int64(st, 2, (sqlite3_int64)r->dev);
@@ -111,6 +151,15 @@ static int bind_record(const struct db *db, sqlite3_stmt *st, const struct px_re
 		if (m->have & XM_DURATION)
 			sqlite3_bind_double(st, 34, m->duration);
 		bad |= bind_text(st, 35, m->content_id);
+		if (desc_get_rating(m, &rating))
+			sqlite3_bind_int(st, 36, rating);
+		bad |= bind_desc(st, 37, m, DF_LABEL, 0);
+		bad |= bind_desc(st, 38, m, DF_KEYWORD, 1);
+		bad |= bind_desc(st, 39, m, DF_HIER, 1);
+		bad |= bind_desc(st, 40, m, DF_TITLE, 0);
+		bad |= bind_desc(st, 41, m, DF_DESCRIPTION, 0);
+		bad |= bind_desc(st, 42, m, DF_CREATOR, 0);
+		bad |= bind_desc(st, 43, m, DF_COPYRIGHT, 0);
 	}
 	if (r->ext_flags & FT_LOCATED)
 		sqlite3_bind_int64(st, 21, (sqlite3_int64)r->phys);

@@ -10,7 +10,8 @@
  *    avih says 0;
  *  - IDIT (in hdrl or at the top): the capture date as text, in the forms
  *    cameras write ("Mon Mar 10 15:04:43 2003", "2005/11/28/ 09:19",
- *    "2002-12-16  15:35:01").
+ *    "2002-12-16  15:35:01");
+ *  - _PMX (at the top, usually after the media data): an XMP packet.
  * The duration follows exiftool: total frames times the frame time, unless
  * the video stream's own count gives a duration between 1.9 and 3.1 times
  * shorter (cameras that count every stream's frames in avih); a file of
@@ -20,6 +21,7 @@
 
 #include "indexer/cursor.h"
 #include "indexer/extract.h"
+#include "indexer/xmp.h"
 
 struct avi {
 	const struct bc *c;
@@ -126,9 +128,11 @@ static void parse_list(struct avi *a, size_t pos, size_t end, int in_hdrl)
 		if (size > end - body)
 			size = (uint32_t)(end - body); /* cut short: read what is there */
 		if (bc_is(c, pos, "LIST", 4) && size >= 4) {
-			if (bc_is(c, body, "movi", 4))
-				return; /* the media data: nothing after it is ours */
-			if (!in_hdrl && bc_is(c, body, "hdrl", 4))
+			if (bc_is(c, body, "movi", 4)) {
+				/* the media data, skipped in one step; after it may
+				 * come _PMX, which a streamed file's first chunk
+				 * does not hold */
+			} else if (!in_hdrl && bc_is(c, body, "hdrl", 4))
 				parse_list(a, body + 4, body + size, 1);
 			else if (in_hdrl && bc_is(c, body, "strl", 4))
 				parse_strl(a, body + 4, body + size);
@@ -140,6 +144,8 @@ static void parse_list(struct avi *a, size_t pos, size_t end, int in_hdrl)
 			a->have_avih = 1;
 		} else if (bc_is(c, pos, "IDIT", 4)) {
 			parse_idit(a->m, c->p + body, size);
+		} else if (!in_hdrl && bc_is(c, pos, "_PMX", 4)) {
+			xmp_parse(c->p + body, size, a->m, DS_XMP); /* Adobe's XMP packet */
 		}
 		pos = body + size + (size & 1);
 	}

@@ -7,6 +7,8 @@
  * type 'Exif' (a 4-byte offset, then a TIFF block).  CR3 keeps its TIFF
  * blocks in moov/uuid(Canon)/CMT1 (IFD0), CMT2 (Exif IFD), CMT4 (GPS IFD).
  * JP2: the size is in jp2h/ihdr, EXIF in a 'uuid' box "JpgTiffExif->JP2".
+ * XMP: a HEIF 'mime' item of type application/rdf+xml; Adobe's top-level
+ * uuid box (xmp_uuid) in the others.
  *
  * Every box is checked against its parent; nesting depth and item counts
  * are bounded.  The family comes from the major brand of 'ftyp', as exiftool
@@ -20,6 +22,7 @@
 #include "indexer/exif.h"
 #include "indexer/extract.h"
 #include "indexer/qt.h"
+#include "indexer/xmp.h"
 
 #define MAX_DEPTH 8
 #define MAX_ITEMS 4096
@@ -60,6 +63,7 @@ struct item {
 	uint64_t offset;   /* first extent */
 	uint64_t length;
 	int located;
+	int xmp;           /* a 'mime' item of content type application/rdf+xml */
 };
 
 struct heif {
@@ -202,6 +206,19 @@ static void parse_iloc(struct heif *h, const struct box *b)
 	}
 }
 
+/* After a 'mime' infe's type: item_name, then content_type, both
+ * NUL-terminated inside the box. */
+static int is_xmp_mime(const struct bc *c, size_t at, size_t end)
+{
+	static const char xmp_type[] = "application/rdf+xml";
+	const uint8_t *z;
+
+	if (at >= end || end > c->len || !(z = memchr(c->p + at, 0, end - at)))
+		return 0;
+	at = (size_t)(z - c->p) + 1;
+	return end - at >= sizeof(xmp_type) && memcmp(c->p + at, xmp_type, sizeof(xmp_type)) == 0;
+}
+
 static void parse_iinf(struct heif *h, const struct box *b)
 {
 	const struct bc *c = h->c;
@@ -225,6 +242,8 @@ static void parse_iinf(struct heif *h, const struct box *b)
 				if (it) {
 					memcpy(it->type, c->p + t, 4);
 					it->type[4] = '\0';
+					if (strcmp(it->type, "mime") == 0)
+						it->xmp = is_xmp_mime(c, t + 4, e.end);
 				}
 			}
 		}
@@ -338,6 +357,19 @@ static void item_exif(struct heif *h, const struct item *it)
 	x_warn(h->m, "heif: Exif item without a TIFF header");
 }
 
+static void item_xmp(struct heif *h, const struct item *it)
+{
+	const struct bc *c = h->c;
+	uint64_t start;
+
+	if (item_start(h, it, &start) != 0 || start > c->len ||
+	    !bc_has(c, (size_t)start, (size_t)it->length)) {
+		x_warn(h->m, "heif: XMP item outside the bytes read");
+		return;
+	}
+	xmp_parse(c->p + start, (size_t)it->length, h->m, DS_XMP);
+}
+
 /* The item tables of a meta box: pitm, iloc, iinf, iprp, idat. */
 static void parse_items(struct heif *h, const struct box *meta)
 {
@@ -392,6 +424,23 @@ static void parse_meta(struct heif *h, const struct box *meta)
 			item_exif(h, &h->items[i]);
 			break;
 		}
+	for (i = 0; i < h->nitems; i++)
+		if (h->items[i].xmp) {
+			item_xmp(h, &h->items[i]);
+			break;
+		}
+}
+
+/* Adobe's XMP box, a uuid at the top level of MP4, CR3 and JP2 files. */
+static const uint8_t xmp_uuid[16] = {0xbe, 0x7a, 0xcf, 0xcb, 0x97, 0xa9, 0x42, 0xe8,
+				     0x9c, 0x71, 0x99, 0x94, 0x91, 0xe3, 0xaf, 0xac};
+
+static int xmp_box(const struct bc *c, const struct box *b, struct x_meta *m)
+{
+	if (strcmp(b->type, "uuid") != 0 || b->end < b->body + 16 || !bc_is(c, b->body, xmp_uuid, 16))
+		return 0;
+	xmp_parse(c->p + b->body + 16, b->end - b->body - 16, m, DS_XMP);
+	return 1;
 }
 
 int bmff_canvas(const uint8_t *p, size_t n, uint32_t id, uint32_t *w, uint32_t *ht)
@@ -520,6 +569,8 @@ int bmff_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 		else if (strcmp(b.type, "uuid") == 0 && strcmp(m->format, "cr3") == 0 &&
 			 bc_is(&c, b.body, canon_preview_uuid, 16))
 			parse_cr3_preview(&c, &b, m);
+		else if (!b.truncated)
+			xmp_box(&c, &b, m);
 		if (b.truncated)
 			break;
 		pos = b.end;
@@ -559,6 +610,8 @@ int jp2_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 				at += 6;
 			if (at < b.end)
 				exif_parse(p + at, b.end - at, 0, m, NULL);
+		} else if (!b.truncated) {
+			xmp_box(&c, &b, m);
 		}
 		if (b.truncated)
 			break;

@@ -6,6 +6,9 @@
 #include <string.h>
 
 #include "indexer/cursor.h"
+#include "indexer/desc.h"
+#include "indexer/iptc.h"
+#include "indexer/xmp.h"
 
 enum ifd_kind { IFD_MAIN, IFD_SUB, IFD_EXIF, IFD_GPS };
 
@@ -300,6 +303,21 @@ static void get_subsec(struct tiff *t, const struct entry *e)
 	t->m->subsec[n] = '\0';
 }
 
+/* ImageDescription, Artist, Copyright: text of the main image's IFDs, up
+ * to its first NUL (Copyright's second string, the editor's, is not
+ * kept). */
+static void get_desc(struct tiff *t, const struct entry *e, enum ifd_kind kind, enum desc_field f)
+{
+	const uint8_t *s = t->c.p + e->off, *z;
+	size_t n = (size_t)e->count * e->unit;
+
+	if (kind != IFD_MAIN || (e->type != 1 && e->type != 2 && e->type != 7))
+		return;
+	if ((z = memchr(s, 0, n)) != NULL)
+		n = (size_t)(z - s);
+	desc_add(t->m, f, DS_EXIF, (const char *)s, n);
+}
+
 static void set_rat(struct tiff *t, const struct entry *e, unsigned bit, double *dst)
 {
 	double v;
@@ -441,6 +459,28 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 	case 0xC634:
 		if (first)
 			t->info->sony_private = 1;
+		break;
+	case 0x4746: /* Rating, as Windows writes it beside xmp:Rating */
+		if (first && get_uint(t, e, 0, &v) == 0 && v <= 5)
+			desc_rating(m, DS_EXIF, (int)v);
+		break;
+	case 0x010E: get_desc(t, e, kind, DF_DESCRIPTION); break;
+	case 0x013B: get_desc(t, e, kind, DF_CREATOR); break;
+	case 0x8298: get_desc(t, e, kind, DF_COPYRIGHT); break;
+	/* packets a TIFF, DNG or RAW keeps in IFD0; in the EXIF of a JPEG
+	 * (which has its own segments for them) exiftool ranks them below
+	 * the segments, and so do we by not reading them there */
+	case 0x02BC:
+		if (first && (t->flags & EXIF_DIMS))
+			xmp_parse(t->c.p + e->off, (size_t)e->count * e->unit, m, DS_XMP);
+		break;
+	case 0x83BB:
+		if (first && (t->flags & EXIF_DIMS))
+			iptc_parse(t->c.p + e->off, (size_t)e->count * e->unit, m);
+		break;
+	case 0x8649:
+		if (first && (t->flags & EXIF_DIMS))
+			iptc_psir(t->c.p + e->off, (size_t)e->count * e->unit, m);
 		break;
 	default:
 		break;

@@ -12,6 +12,10 @@
  * the image size: like exiftool, the last IFD marked as the full-resolution
  * image (NewSubfileType 0) gives it, else IFD0.  That is how a NEF or DNG
  * reports its raw image rather than the thumbnail in IFD0.
+ *
+ * Descriptive text goes to desc.h as DS_EXIF: ImageDescription, Artist,
+ * Copyright (up to the first NUL) and Rating (0x4746) of the main image's
+ * IFDs.
  */
 #ifndef SL_EXIF_H
 #define SL_EXIF_H
@@ -22,7 +26,9 @@
 #include "indexer/extract.h"
 
 enum {
-	EXIF_DIMS = 1u << 0,        /* take width/height from the main image IFD */
+	EXIF_DIMS = 1u << 0,        /* the TIFF is the file: take width/height from the
+				       main image IFD, and the XMP, IPTC and Photoshop
+				       packets of IFD0 (tags 0x02BC, 0x83BB, 0x8649) */
 	EXIF_ROOT_IS_EXIF = 1u << 1, /* the first IFD is an Exif IFD (CR3 CMT2) */
 	EXIF_ROOT_IS_GPS = 1u << 2   /* the first IFD is a GPS IFD (CR3 CMT4) */
 };

@@ -1,7 +1,9 @@
 #include "indexer/extract.h"
 #include "indexer/heif.h"
+#include "indexer/iptc.h"
 #include "indexer/qt.h"
 #include "indexer/raster.h"
+#include "indexer/xmp.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -12,7 +14,45 @@
 #include <xxhash.h>
 
 #include "indexer/cursor.h"
+#include "indexer/desc.h"
 #include "indexer/exif.h"
+
+/* An XMP sidecar (or any XMP file): its packet wrapper or root element,
+ * after a byte order mark, white space, and an XML declaration.  Only
+ * UTF-8 (sidecars are; UTF-16 XMP lives inside images). */
+static int is_xmp(const uint8_t *p, size_t n)
+{
+	static const char *const roots[] = {"<?xpacket", "<x:xmpmeta", "<x:xapmeta", "<rdf:RDF"};
+	size_t i = 0, k, end = n < 4096 ? n : 4096;
+
+	if (n >= 3 && memcmp(p, "\xef\xbb\xbf", 3) == 0)
+		i = 3;
+	for (;;) {
+		while (i < end && (p[i] == ' ' || p[i] == '\t' || p[i] == '\r' || p[i] == '\n'))
+			i++;
+		if (i + 5 < end && memcmp(p + i, "<?xml", 5) == 0) {
+			const uint8_t *q = memchr(p + i, '>', end - i);
+			if (!q)
+				return 0;
+			i = (size_t)(q - p) + 1;
+			continue;
+		}
+		if (i + 5 < end && memcmp(p + i, "<!--", 4) == 0) {
+			/* a comment before the root (darktable writes none, some do) */
+			for (k = i + 4; k + 3 <= end && memcmp(p + k, "-->", 3) != 0; k++)
+				;
+			if (k + 3 > end)
+				return 0;
+			i = k + 3;
+			continue;
+		}
+		break;
+	}
+	for (k = 0; k < sizeof(roots) / sizeof(roots[0]); k++)
+		if (end - i >= strlen(roots[k]) && memcmp(p + i, roots[k], strlen(roots[k])) == 0)
+			return 1;
+	return 0;
+}
 
 const char *x_sniff(const uint8_t *p, size_t n)
 {
@@ -53,6 +93,8 @@ const char *x_sniff(const uint8_t *p, size_t n)
 		return b;
 	if (qt_sniff(p, n))
 		return "mov";
+	if (is_xmp(p, n))
+		return "xmp";
 	return "";
 }
 
@@ -78,6 +120,45 @@ static int bmp_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err
 	return SL_OK;
 }
 
+/* PSD and PSB: the header's size (height before width, big-endian), then
+ * past the color mode data, the image resources (iptc.h: IPTC, XMP and
+ * the EXIF block Photoshop keeps in resource 0x0422). */
+static int psd_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
+{
+	struct bc c = bc_make(p, n, 1);
+	uint32_t w, h, mode_len, res_len;
+	size_t res;
+
+	if (bc_be32(&c, 14, &h) || bc_be32(&c, 18, &w))
+		return SL_FAIL(err, SL_E_CORRUPT, 0, "psd: truncated header");
+	m->width = w;
+	m->height = h;
+	m->have |= XM_DIMS;
+	if (bc_be32(&c, 26, &mode_len) || (uint64_t)mode_len + 34 > n ||
+	    bc_be32(&c, 30 + (size_t)mode_len, &res_len)) {
+		x_warn(m, "psd: no image resources in the bytes read");
+		return SL_OK;
+	}
+	res = 34 + (size_t)mode_len;
+	if (res_len > n - res) {
+		x_warn(m, "psd: image resources cut short");
+		res_len = (uint32_t)(n - res);
+	}
+	iptc_psir(p + res, res_len, m);
+	return SL_OK;
+}
+
+/* An XMP file: a sidecar's values, which win over the image's own
+ * (desc.h).  A file streamed past its first chunk (sidecars are small) is
+ * read as far as that chunk goes, with the parser's warning. */
+static int xmp_file_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
+{
+	(void)err;
+	if (xmp_parse(p, n, m, DS_SIDECAR) == SL_E_NOMEM)
+		m->desc_oom = 1;
+	return SL_OK;
+}
+
 typedef int (*parse_fn)(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err);
 
 static const struct {
@@ -89,7 +170,7 @@ static const struct {
 	{"mrw", mrw_parse},  {"jp2", jp2_parse},   {"bmp", bmp_parse}, {"heic", bmff_parse},
 	{"heif", bmff_parse}, {"avif", bmff_parse}, {"cr3", bmff_parse}, {"mp4", bmff_parse},
 	{"mov", bmff_parse}, {"3gp", bmff_parse}, {"3g2", bmff_parse}, {"m4v", bmff_parse},
-	{"avi", avi_parse},
+	{"avi", avi_parse},  {"psd", psd_parse}, {"xmp", xmp_file_parse},
 };
 
 void x_warn(struct x_meta *m, const char *fmt, ...)
@@ -191,7 +272,15 @@ int x_extract(const uint8_t *p, size_t n, uint64_t file_size, struct x_meta *m,
 		x_warn(m, "%s", err->msg);
 		rc = SL_OK;
 	}
+	if (m->desc_oom) { /* the record would look complete without a value */
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "out of memory reading descriptive metadata");
+	}
 	return rc;
+}
+
+void x_meta_release(struct x_meta *m)
+{
+	desc_free(m);
 }
 
 struct x_stream {
@@ -229,7 +318,7 @@ int x_stream_end(struct x_stream *s, struct x_meta *m)
 		return SL_OK;
 	rc = qt_catch_end(s->qt, m);
 	free(s);
-	return rc;
+	return rc == SL_OK && m->desc_oom ? SL_E_NOMEM : rc;
 }
 
 void x_stream_free(struct x_stream *s)

@@ -15,6 +15,8 @@
 
 #include "common/err.h"
 
+struct desc;
+
 /* x_meta.have */
 enum {
 	XM_DIMS = 1u << 0,
@@ -60,7 +62,14 @@ struct x_meta {
 		int moov_read;                /* a movie's moov box was read whole */
 	} pics;
 	int tz_weak;          /* tz_offset is OffsetTime's, which OffsetTimeOriginal overrides */
+	struct desc *desc;    /* rating, keywords, captions... (desc.h); NULL: none */
+	int desc_oom;         /* a descriptive value was lost for want of memory */
 };
+
+/* Free what *m owns (m->desc) and leave it empty.  x_extract overwrites
+ * *m: a result that is done with is released first.  Moving a result
+ * (struct copy) moves the ownership: clear the source's desc. */
+void x_meta_release(struct x_meta *m);
 
 /* The version of what the extractors read.  A record keeps the version
  * that made it (files.meta_version); when a new version reads more from a
@@ -71,15 +80,24 @@ struct x_meta {
  *      ISO media family too, whose meta box may hold an Exif item);
  *   2: movies: duration, size, date, place, camera, content_id (qt.h); the
  *      families 3g2 and m4v, ftyp-less QuickTime and AVI (avi.c), which
- *      had no format before. */
-#define X_META_VERSION 2
+ *      had no format before;
+ *   3: rating, label, keywords, title, description, creator, copyright
+ *      (desc.h) from XMP, IPTC and EXIF text, in every format that can
+ *      carry one of them; PSD, which had no parser before; XMP sidecars
+ *      (format xmp), which had no format before. */
+#define X_META_VERSION 3
 #define X_META_STALE_SQL                                                                 \
 	"(error IS NULL AND (coalesce(meta_version, 0) < 1 AND format IN"                \
 	" ('jpeg', 'mpo', 'exv', 'png', 'webp', 'tiff', 'bigtiff', 'cr2', 'nef', 'arw',"  \
 	"  'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif',"     \
 	"  'cr3', 'jp2', 'mp4', 'mov', '3gp')"                                           \
 	" OR coalesce(meta_version, 0) < 2 AND (format IN ('mp4', 'mov', '3gp', '3g2', 'm4v', 'avi')" \
-	"  OR format IS NULL AND content_hash IS NOT NULL)))"
+	"  OR format IS NULL AND content_hash IS NOT NULL)"                               \
+	" OR coalesce(meta_version, 0) < 3 AND format IN"                                 \
+	" ('jpeg', 'mpo', 'exv', 'png', 'webp', 'gif', 'tiff', 'bigtiff', 'cr2', 'nef',"  \
+	"  'arw', 'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif'," \
+	"  'cr3', 'jp2', 'mp4', 'mov', '3gp', '3g2', 'm4v', 'avi', 'psd', 'xmp')"         \
+	"  OR coalesce(meta_version, 0) < 3 AND format IS NULL AND content_hash IS NOT NULL))"
 
 /* A streamed file's metadata that lies past its first chunk: a movie's moov
  * box, which cameras and phones write after the media data, at the end of a

@@ -26,9 +26,14 @@
 #include "indexer/cursor.h"
 #include "indexer/exif.h"
 #include "indexer/extract.h"
+#include "indexer/iptc.h"
 #include "indexer/phash.h"
+#include "indexer/xmp.h"
 
 /* ---- marker walk --------------------------------------------------------- */
+
+/* APP13 segments joined into one block of Photoshop resources, at most. */
+#define JPG_MAX_APP13 16
 
 struct segments {
 	int have_sof;
@@ -37,6 +42,12 @@ struct segments {
 	int have_exif, exif_cut;
 	size_t mpf_at, mpf_len;   /* TIFF block after "MPF\0" */
 	int have_mpf;
+	size_t xmp_at, xmp_len;   /* the packet after XMP_JPEG_SIG, NUL included */
+	int have_xmp;
+	/* Photoshop resources after "Photoshop 3.0\0": one block split over
+	 * consecutive APP13 segments when it is over 64 KiB */
+	size_t psir_at[JPG_MAX_APP13], psir_len[JPG_MAX_APP13];
+	int npsir;
 	size_t skipped;           /* bytes of garbage between segments */
 };
 
@@ -89,6 +100,19 @@ static void walk(const struct bc *c, size_t pos, struct segments *s)
 			s->exif_len = avail - 6;
 			s->exif_cut = avail < (size_t)len - 2;
 			s->have_exif = 1;
+		} else if (mk == 0xE1 && avail > sizeof(XMP_JPEG_SIG) &&
+			   bc_is(c, body, XMP_JPEG_SIG, sizeof(XMP_JPEG_SIG))) {
+			/* the standard packet (the last one, when a broken writer
+			 * left two: exiftool's choice); Extended XMP (its own
+			 * signature) is not read (docs/extraction.md) */
+			s->xmp_at = body + sizeof(XMP_JPEG_SIG);
+			s->xmp_len = avail - sizeof(XMP_JPEG_SIG);
+			s->have_xmp = 1;
+		} else if (mk == 0xED && s->npsir < JPG_MAX_APP13 && avail > sizeof(IPTC_JPEG_SIG) &&
+			   bc_is(c, body, IPTC_JPEG_SIG, sizeof(IPTC_JPEG_SIG))) {
+			s->psir_at[s->npsir] = body + sizeof(IPTC_JPEG_SIG);
+			s->psir_len[s->npsir] = avail - sizeof(IPTC_JPEG_SIG);
+			s->npsir++;
 		} else if (mk == 0xE2 && !s->have_mpf && bc_is(c, body, "MPF\0", 4) && avail > 4) {
 			s->mpf_at = body + 4;
 			s->mpf_len = avail - 4;
@@ -229,6 +253,63 @@ static int libjpeg_header(const uint8_t *p, size_t n, uint32_t *w, uint32_t *h, 
 	return rc;
 }
 
+/* The APP13 segments' Photoshop resources, joined when there are several
+ * (as exiftool joins them: a resource may straddle two segments). */
+static void photoshop(const uint8_t *p, const struct segments *s, struct x_meta *m)
+{
+	uint8_t *joined;
+	size_t total = 0, o = 0;
+	int i;
+
+	if (s->npsir == 1)
+		iptc_psir(p + s->psir_at[0], s->psir_len[0], m);
+	if (s->npsir <= 1)
+		return;
+	for (i = 0; i < s->npsir; i++)
+		total += s->psir_len[i];
+	if (!(joined = malloc(total))) {
+		m->desc_oom = 1;
+		return;
+	}
+	for (i = 0; i < s->npsir; i++) {
+		memcpy(joined + o, p + s->psir_at[i], s->psir_len[i]);
+		o += s->psir_len[i];
+	}
+	iptc_psir(joined, total, m);
+	free(joined);
+}
+
+/* AXS File Concatenation Protocol: a trailer after the image (12 bytes at
+ * the very end: "AXS!" big-endian or "AXS*" little-endian, then where the
+ * AFCP header starts), whose directory of 12-byte entries (tag, size,
+ * offset from the file's start) may hold IPTC ("IPTC").  Only read when
+ * the whole file is held. */
+static void afcp(const struct bc *file, struct x_meta *m)
+{
+	struct bc c = *file;
+	size_t n = c.len, i;
+	uint32_t start, size, off;
+	uint16_t count;
+
+	if (n < 24 || !bc_is(&c, n - 12, "AXS", 3) || (c.p[n - 9] != '!' && c.p[n - 9] != '*'))
+		return;
+	c.be = c.p[n - 9] == '!';
+	if (bc_u32(&c, n - 8, &start) || !bc_is(&c, start, c.p + n - 12, 4) ||
+	    bc_u16(&c, (size_t)start + 6, &count)) {
+		x_warn(m, "jpeg: AFCP trailer without its header");
+		return;
+	}
+	for (i = 0; i < count && i < 64; i++) {
+		size_t e = (size_t)start + 12 + 12 * i;
+		if (bc_u32(&c, e + 4, &size) || bc_u32(&c, e + 8, &off))
+			return;
+		if (bc_is(&c, e, "IPTC", 4) && bc_has(&c, off, size)) {
+			iptc_parse(c.p + off, size, m);
+			return;
+		}
+	}
+}
+
 int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 {
 	struct bc c = bc_make(p, n, 1);
@@ -254,6 +335,11 @@ int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 		m->pics.exif_h = in.exif_h;
 		m->pics.original = in.modified[0] && strcmp(in.modified, in.taken) == 0;
 	}
+	if (s.have_xmp)
+		xmp_parse(p + s.xmp_at, s.xmp_len, m, DS_XMP);
+	photoshop(p, &s, m);
+	if (m->pics.whole)
+		afcp(&c, m);
 	if (exv) {
 		/* Exiv2's metadata sidecar: markers only, no image */
 		snprintf(m->format, sizeof(m->format), "exv");

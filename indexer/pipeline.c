@@ -763,11 +763,13 @@ static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
 
 	if (tail->cancelled) {
 		free(job->path);
+		x_meta_release(&job->meta);
 		return;
 	}
 	r = calloc(1, sizeof(*r));
 	if (!r) {
 		free(job->path);
+		x_meta_release(&job->meta);
 		nomem(P);
 		return;
 	}
@@ -784,10 +786,12 @@ static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
 		r->size = job->info.size;
 		r->err_code = tail->err_code;
 		snprintf(r->error, sizeof(r->error), "%s", tail->error);
+		x_meta_release(&job->meta);
 	} else {
 		r->size = job->got;
 		r->read = 1;
-		r->meta = job->meta;
+		r->meta = job->meta; /* with its desc: the record's now */
+		job->meta.desc = NULL;
 		memcpy(r->hash, tail->hex, sizeof(r->hash));
 		r->have_phash = job->have_phash;
 		r->phash = job->phash;
@@ -920,6 +924,7 @@ static void store(struct pipe *P, px_sink_fn sink, void *ctx, struct px_record *
 		}
 	}
 	free((char *)r->path);
+	x_meta_release(&r->meta);
 	free(r);
 }
 

@@ -1,6 +1,7 @@
 /* png.c - PNG: IHDR size; EXIF from an eXIf chunk, or from the text chunk
  * ImageMagick and exiv2 write ("Raw profile type exif" or "... APP1":
- * zlib-compressed in zTXt/iTXt, then hex digits after a short header). */
+ * zlib-compressed in zTXt/iTXt, then hex digits after a short header);
+ * IPTC and XMP from text chunks too (text_keys). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -9,6 +10,8 @@
 #include "indexer/cursor.h"
 #include "indexer/exif.h"
 #include "indexer/extract.h"
+#include "indexer/iptc.h"
+#include "indexer/xmp.h"
 
 /* EXIF is tens of kilobytes; more than this from a text chunk is hostile. */
 #define MAX_PROFILE (1u << 20)
@@ -24,19 +27,61 @@ static int hexval(uint8_t ch)
 	return -1;
 }
 
+/* What a text chunk may carry: EXIF (as ImageMagick and exiv2 write it),
+ * IPTC (a "Raw profile" of Photoshop resources, or bare IIM) and XMP (the
+ * iTXt keyword "XML:com.adobe.xmp" as the PNG spec names it, or a raw
+ * profile of its own). */
+enum payload { P_EXIF, P_IPTC, P_XMP, P_N };
+
+static const struct {
+	const char *key;
+	enum payload kind;
+	int hex; /* a "Raw profile": hex digits after a short header */
+} text_keys[] = {
+	{"Raw profile type exif", P_EXIF, 1},
+	{"Raw profile type APP1", P_EXIF, 1},
+	{"Raw profile type iptc", P_IPTC, 1},
+	{"Raw profile type xmp", P_XMP, 1},
+	{"XML:com.adobe.xmp", P_XMP, 0},
+};
+
+static void deliver(enum payload kind, const uint8_t *b, size_t n, struct x_meta *m)
+{
+	size_t skip = 0;
+
+	switch (kind) {
+	case P_EXIF:
+		if (n > 6 && memcmp(b, "Exif\0\0", 6) == 0)
+			skip = 6;
+		if (n > skip)
+			exif_parse(b + skip, n - skip, 0, m, NULL);
+		break;
+	case P_IPTC:
+		if (n >= 4 && memcmp(b, "8BIM", 4) == 0)
+			iptc_psir(b, n, m);
+		else
+			iptc_parse(b, n, m);
+		break;
+	default:
+		xmp_parse(b, n, m, DS_XMP);
+		break;
+	}
+}
+
 /* "\n<name>\n<spaces><length>\n<hex digits and newlines>" -> bytes. */
-static void profile(const uint8_t *txt, size_t n, struct x_meta *m)
+static void profile(enum payload kind, const uint8_t *txt, size_t n, struct x_meta *m)
 {
 	size_t i = 0, lines = 0, o = 0;
 	uint8_t *bin;
-	size_t skip = 0;
 
 	while (i < n && lines < 3) /* blank line, name, length */
 		if (txt[i++] == '\n')
 			lines++;
 	bin = malloc(n / 2 + 1);
-	if (!bin)
+	if (!bin) {
+		m->desc_oom |= kind != P_EXIF;
 		return;
+	}
 	while (i + 1 < n) {
 		int hi = hexval(txt[i]), lo;
 		if (hi < 0) {
@@ -49,21 +94,21 @@ static void profile(const uint8_t *txt, size_t n, struct x_meta *m)
 		bin[o++] = (uint8_t)(hi << 4 | lo);
 		i += 2;
 	}
-	if (o > 6 && memcmp(bin, "Exif\0\0", 6) == 0)
-		skip = 6;
-	if (o > skip)
-		exif_parse(bin + skip, o - skip, 0, m, NULL);
+	deliver(kind, bin, o, m);
 	free(bin);
 }
 
-static void inflate_profile(const uint8_t *z, size_t n, struct x_meta *m)
+static void inflate_profile(enum payload kind, int hex, const uint8_t *z, size_t n,
+			    struct x_meta *m)
 {
 	z_stream s;
 	uint8_t *out = malloc(MAX_PROFILE);
 	int rc;
 
-	if (!out)
+	if (!out) {
+		m->desc_oom |= kind != P_EXIF;
 		return;
+	}
 	memset(&s, 0, sizeof(s));
 	if (inflateInit(&s) != Z_OK) {
 		free(out);
@@ -74,44 +119,52 @@ static void inflate_profile(const uint8_t *z, size_t n, struct x_meta *m)
 	s.next_out = out;
 	s.avail_out = MAX_PROFILE;
 	rc = inflate(&s, Z_FINISH);
-	if (rc == Z_STREAM_END || rc == Z_BUF_ERROR || rc == Z_OK)
-		profile(out, MAX_PROFILE - s.avail_out, m);
-	else
-		x_warn(m, "png: bad compressed EXIF profile");
+	if (rc == Z_STREAM_END || rc == Z_BUF_ERROR || rc == Z_OK) {
+		if (hex)
+			profile(kind, out, MAX_PROFILE - s.avail_out, m);
+		else
+			deliver(kind, out, MAX_PROFILE - s.avail_out, m);
+	} else {
+		x_warn(m, "png: bad compressed profile");
+	}
 	inflateEnd(&s);
 	free(out);
 }
 
 /* tEXt, zTXt or iTXt chunk data of length len at d.  Only the first
- * profile is read (*seen counts them): each may inflate to 1 MiB from 1 kB,
- * so a file of many would buy a thousand times its size in work. */
+ * profile of each kind is read (seen[] counts them): each may inflate to
+ * 1 MiB from 1 kB, so a file of many would buy a thousand times its size
+ * in work. */
 static void text_chunk(const struct bc *c, size_t d, size_t len, const char *type,
-		       struct x_meta *m, int *seen)
+		       struct x_meta *m, int seen[P_N])
 {
-	static const char *const keys[] = {"Raw profile type exif", "Raw profile type APP1"};
+	static const char *const names[P_N] = {"EXIF", "IPTC", "XMP"};
 	const uint8_t *p = c->p + d;
-	size_t k, klen = strnlen((const char *)p, len), pos;
-	int match = 0, compressed = 0;
+	size_t k, klen = strnlen((const char *)p, len), pos, nk = sizeof(text_keys) / sizeof(text_keys[0]);
+	int compressed = 0;
+	enum payload kind;
 
-	for (k = 0; k < 2; k++)
-		match |= klen == strlen(keys[k]) && memcmp(p, keys[k], klen) == 0;
-	if (!match || klen + 1 >= len)
+	for (k = 0; k < nk; k++)
+		if (klen == strlen(text_keys[k].key) && memcmp(p, text_keys[k].key, klen) == 0)
+			break;
+	if (k == nk || klen + 1 >= len)
 		return;
-	if ((*seen)++ == 1)
-		x_warn(m, "png: more than one EXIF text profile; the first is used");
-	if (*seen > 1)
+	kind = text_keys[k].kind;
+	if (seen[kind]++ == 1)
+		x_warn(m, "png: more than one %s text profile; the first is used", names[kind]);
+	if (seen[kind] > 1)
 		return;
 	pos = klen + 1;
 	if (strcmp(type, "zTXt") == 0) {
 		compressed = 1;
 		pos += 1; /* compression method */
 	} else if (strcmp(type, "iTXt") == 0) {
-		size_t l;
+		size_t l, i;
 		if (pos + 2 > len)
 			return;
 		compressed = p[pos] != 0;
 		pos += 2;
-		for (k = 0; k < 2; k++) { /* language tag, translated keyword */
+		for (i = 0; i < 2; i++) { /* language tag, translated keyword */
 			l = strnlen((const char *)p + pos, len - pos);
 			pos += l + 1;
 			if (pos > len)
@@ -121,16 +174,18 @@ static void text_chunk(const struct bc *c, size_t d, size_t len, const char *typ
 	if (pos >= len)
 		return;
 	if (compressed)
-		inflate_profile(p + pos, len - pos, m);
+		inflate_profile(kind, text_keys[k].hex, p + pos, len - pos, m);
+	else if (text_keys[k].hex)
+		profile(kind, p + pos, len - pos, m);
 	else
-		profile(p + pos, len - pos, m);
+		deliver(kind, p + pos, len - pos, m);
 }
 
 int png_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 {
 	struct bc c = bc_make(p, n, 1);
 	size_t off = 8;
-	int first = 1, have_ihdr = 0, profiles = 0;
+	int first = 1, have_ihdr = 0, profiles[P_N] = {0};
 
 	while (bc_has(&c, off, 8)) {
 		uint32_t len, w, h;
@@ -154,7 +209,7 @@ int png_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 				x_warn(m, "PNG eXIf chunk truncated");
 		} else if ((strcmp(type, "zTXt") == 0 || strcmp(type, "tEXt") == 0 ||
 			    strcmp(type, "iTXt") == 0) && bc_has(&c, off + 8, len)) {
-			text_chunk(&c, off + 8, len, type, m, &profiles);
+			text_chunk(&c, off + 8, len, type, m, profiles);
 		} else if (strcmp(type, "IEND") == 0) {
 			break;
 		}

@@ -7,6 +7,7 @@
 
 #include "indexer/box.h"
 #include "indexer/cursor.h"
+#include "indexer/xmp.h"
 
 /* seconds from QuickTime's time zero (1904-01-01) to Unix's */
 #define QT_EPOCH_OFFSET ((int64_t)(66 * 365 + 17) * 24 * 3600)
@@ -302,7 +303,7 @@ static void parse_meta(struct movie *mv, const struct box *m)
 }
 
 /* udta: QuickTime's text items ((c)xyz: 16-bit length, 16-bit language,
- * text) and an iTunes-style meta. */
+ * text), an iTunes-style meta and an XMP packet (XMP_). */
 static void parse_udta(struct movie *mv, const struct box *u)
 {
 	const struct bc *c = mv->c;
@@ -315,6 +316,10 @@ static void parse_udta(struct movie *mv, const struct box *u)
 		size_t cap = 0;
 		if (strcmp(b.type, "meta") == 0) {
 			parse_meta(mv, &b);
+			continue;
+		}
+		if (strcmp(b.type, "XMP_") == 0) { /* Adobe's packet, as QuickTime keeps it */
+			xmp_parse(c->p + b.body, b.end - b.body, mv->m, DS_XMP);
 			continue;
 		}
 		dst = user_slot(mv, b.type, &cap);

@@ -1,7 +1,8 @@
-/* webp.c - WebP: canvas size from VP8/VP8L/VP8X, and the EXIF chunk. */
+/* webp.c - WebP: canvas size from VP8/VP8L/VP8X, the EXIF and XMP chunks. */
 #include "indexer/cursor.h"
 #include "indexer/exif.h"
 #include "indexer/extract.h"
+#include "indexer/xmp.h"
 
 static void set_dims(struct x_meta *m, uint32_t w, uint32_t h)
 {
@@ -51,6 +52,11 @@ int webp_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 			} else {
 				x_warn(m, "WebP EXIF chunk truncated");
 			}
+		} else if (bc_is(&c, off, "XMP ", 4)) {
+			if (bc_has(&c, data, len))
+				xmp_parse(p + data, len, m, DS_XMP);
+			else
+				x_warn(m, "WebP XMP chunk truncated");
 		}
 		if ((uint64_t)len + 8 + (len & 1) > c.len - off)
 			break;

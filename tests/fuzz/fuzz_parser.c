@@ -8,8 +8,10 @@
 #include "indexer/exif.h"
 #include "indexer/extract.h"
 #include "indexer/heif.h"
+#include "indexer/iptc.h"
 #include "indexer/qt.h"
 #include "indexer/raster.h"
+#include "indexer/xmp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
@@ -106,7 +108,38 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    strcmp(m.tz_offset, s.tz_offset) != 0 || strcmp(m.make, s.make) != 0 ||
 			    strcmp(m.model, s.model) != 0 || strcmp(m.content_id, s.content_id) != 0)
 				abort();
+			x_meta_release(&s);
 		}
+	}
+#elif defined(FUZZ_XMP)
+	{
+		/* the fields are read back, so a value that lies about its
+		 * bounds is seen by ASan */
+		static const enum desc_field fs[] = {DF_TITLE, DF_DESCRIPTION, DF_CREATOR, DF_COPYRIGHT,
+						     DF_LABEL, DF_KEYWORD, DF_HIER};
+		const char *v[8];
+		size_t i, k, c;
+		int r;
+		xmp_parse(p, size, &m, size && p[0] == '<' ? DS_XMP : DS_SIDECAR);
+		for (i = 0; i < sizeof(fs) / sizeof(fs[0]); i++)
+			for (c = desc_list(&m, fs[i], v, 8), k = 0; k < c && k < 8; k++)
+				if (strlen(v[k]) == 0)
+					abort(); /* desc.h: never empty */
+		if (desc_get_rating(&m, &r) && (r < -1 || r > 5))
+			abort();
+	}
+#elif defined(FUZZ_IPTC)
+	{
+		const char *v[8];
+		size_t k, c;
+		/* the first byte picks: IIM datasets, or Photoshop resources */
+		if (size && p[0] == 0x1C)
+			iptc_parse(p, size, &m);
+		else
+			iptc_psir(p, size, &m);
+		for (c = desc_list(&m, DF_KEYWORD, v, 8), k = 0; k < c && k < 8; k++)
+			if (strlen(v[k]) == 0)
+				abort();
 	}
 #elif defined(FUZZ_EXTRACT)
 	x_extract(p, size, size, &m, &e);
@@ -118,6 +151,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 #else
 	FUZZ_PARSER(p, size, &m, &e);
 #endif
+	x_meta_release(&m);
 	free(p);
 	return 0;
 }

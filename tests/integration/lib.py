@@ -22,7 +22,8 @@ EXPORT_KEYS = ["path", "size", "mtime", "format", "width", "height", "make", "mo
                "datetime_original", "orientation", "gps_lat", "gps_lon", "exposure_time",
                "f_number", "iso", "focal_length", "lens_model", "content_hash",
                "phys_offset", "fragments", "error", "tz_offset", "subsec", "duration",
-               "content_id"]
+               "content_id", "rating", "label", "keywords", "hierarchical_keywords", "title",
+               "description", "creator", "copyright"]
 
 _failures = []
 

@@ -84,8 +84,91 @@ def exif_date(v):
     return "%s-%s-%sT%s" % m.group(1, 2, 3, 4) if m else None
 
 
-def expected_fields(e):
+def clean(v):
+    """A descriptive value as seekless keeps it (indexer/desc.h): line
+    ends made LF, other control characters dropped, trimmed; None when
+    nothing is left.  exiftool's JSON turns a keyword such as "2004" into a
+    number: back to text."""
+    if v is None:
+        return None
+    s = str(v).replace("\r\n", "\n").replace("\r", "\n")
+    s = "".join(c for c in s if c in "\t\n" or not (ord(c) < 0x20 or ord(c) == 0x7f))
+    return s.strip(" \t\n") or None
+
+
+def values(e, tag):
+    """A tag's values as a list (exiftool gives one value as a scalar)."""
+    v = e.get(tag)
+    vs = v if isinstance(v, list) else [] if v is None else [v]
+    return [c for c in (clean(x) for x in vs) if c is not None]
+
+
+def iptc_text(e, v):
+    """IIM without a character set (record 1:90): exiftool reads the bytes
+    as Windows-1252, seekless as UTF-8 when they are valid UTF-8
+    (docs/extraction.md).  Undo exiftool's reading where that applies."""
+    if v is None or e.get("IPTC:CodedCharacterSet"):
+        return v
+    try:
+        return v.encode("cp1252").decode("utf-8")
+    except (UnicodeEncodeError, UnicodeDecodeError):
+        return v
+
+
+def alt(e, tag):
+    """An XMP language alternative: x-default (exiftool's plain tag name),
+    else the first language given."""
+    if tag in e:
+        return clean(e[tag])
+    for k, v in e.items():
+        if k.startswith(tag + "-"):
+            return clean(v)
+    return None
+
+
+def dedup(vs):
+    out = []
+    for v in vs:
+        if v not in out:
+            out.append(v)
+    return out or None
+
+
+def described(e):
+    """rating ... copyright by the precedence of docs/extraction.md: XMP,
+    then IPTC, then EXIF; keywords merge XMP's and IPTC's."""
     out = {}
+    r = e.get("XMP:Rating")
+    if r is None:
+        r = e.get("EXIF:Rating")
+    out["rating"] = None if r is None else int(float(r))
+    out["label"] = clean(e.get("XMP:Label"))
+    xk = values(e, "XMP:Subject")
+    ik = [iptc_text(e, v) for v in values(e, "IPTC:Keywords")]
+    out["keywords"] = dedup(xk + ik)
+    hier = []
+    for k in e:  # in the order exiftool met them
+        if k == "XMP:HierarchicalSubject":
+            hier += values(e, k)
+        elif k == "XMP:TagsList":
+            hier += [v.replace("/", "|") for v in values(e, k)]
+    out["hierarchical_keywords"] = dedup(hier)
+    out["title"] = alt(e, "XMP:Title") or iptc_text(e, clean(e.get("IPTC:ObjectName")))
+    out["description"] = (alt(e, "XMP:Description") or
+                          iptc_text(e, clean(e.get("IPTC:Caption-Abstract"))) or
+                          clean(e.get("EXIF:ImageDescription")))
+    xc = dedup(values(e, "XMP:Creator"))
+    ic = dedup([iptc_text(e, v) for v in values(e, "IPTC:By-line")])
+    out["creator"] = ("; ".join(xc) if xc else "; ".join(ic) if ic else
+                      clean(e.get("EXIF:Artist")))
+    out["copyright"] = (alt(e, "XMP:Rights") or
+                        iptc_text(e, clean(e.get("IPTC:CopyrightNotice"))) or
+                        clean(e.get("EXIF:Copyright")))
+    return out
+
+
+def expected_fields(e):
+    out = described(e)
     tz = text(e.get("EXIF:OffsetTimeOriginal")) or text(e.get("EXIF:OffsetTime"))
     ss = text(e.get("EXIF:SubSecTimeOriginal"))
     if ss is not None:
@@ -197,7 +280,7 @@ def live_exiftool(root, tags):
 
 with open(os.path.join(media, "expected.json")) as f:
     oracle = {("media", e["SourceFile"]): e for e in json.load(f)}
-for name, e in live_exiftool(real, ["-EXIF:all"]).items():
+for name, e in live_exiftool(real, ["-EXIF:all", "-XMP:all", "-IPTC:all"]).items():
     oracle[("real", name)] = e
 
 
@@ -284,7 +367,7 @@ with tempdir("media") as work:
                         " (error IS NOT NULL OR format NOT IN ('jpeg', 'mpo', 'exv', 'png',"
                         " 'webp', 'tiff', 'bigtiff', 'cr2', 'nef', 'arw', 'dng', 'orf', 'rw2',"
                         " 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif', 'cr3', 'jp2',"
-                        " 'mp4', 'mov', '3gp', '3g2', 'm4v', 'avi')"
+                        " 'mp4', 'mov', '3gp', '3g2', 'm4v', 'avi', 'gif', 'psd', 'xmp')"
                         " OR format IS NULL AND content_hash IS NULL)")[0][0]
     check(other > 10, "files of formats the upgrade does not touch: %d" % other)
     phashes = db_rows(db, "SELECT count(*) FROM files WHERE phash IS NOT NULL")[0][0]

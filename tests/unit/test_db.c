@@ -4,6 +4,7 @@
 #include "common/sys.h"
 #include "db/db.h"
 #include "scanner/device.h"
+#include "indexer/desc.h"
 #include "indexer/phash.h"
 #include "scanner/ftab.h"
 #include "tests/unit/test.h"
@@ -83,7 +84,22 @@ static void test_create_and_export(void)
 		CHECK_INT(db_scan_begin(db, "scan", "auto", roots, 1, 2, &e), SL_OK);
 	}
 	record(&r, "/photos/a,\"b\".jpg", 1);
+	/* the descriptive fields: lists as JSON arrays (escaped), the best
+	 * source only, creators joined, a duplicate keyword once */
+	CHECK_INT(desc_rating(&r.meta, DS_XMP, 4), SL_OK);
+	CHECK_INT(desc_add(&r.meta, DF_LABEL, DS_XMP, "Red", 3), SL_OK);
+	CHECK_INT(desc_add(&r.meta, DF_KEYWORD, DS_XMP, "sea \"blue\"", 10), SL_OK);
+	CHECK_INT(desc_add(&r.meta, DF_KEYWORD, DS_XMP, "beach", 5), SL_OK);
+	CHECK_INT(desc_add(&r.meta, DF_KEYWORD, DS_IPTC, "beach", 5), SL_OK);
+	CHECK_INT(desc_add(&r.meta, DF_HIER, DS_XMP, "Places|Sea", 10), SL_OK);
+	CHECK_INT(desc_add(&r.meta, DF_TITLE, DS_IPTC, "Old title", 9), SL_OK);
+	CHECK_INT(desc_add(&r.meta, DF_TITLE, DS_XMP, "Bay", 3), SL_OK);
+	CHECK_INT(desc_add(&r.meta, DF_DESCRIPTION, DS_EXIF, "  Caption\t ", 11), SL_OK);
+	CHECK_INT(desc_add(&r.meta, DF_CREATOR, DS_XMP, "Ann", 3), SL_OK);
+	CHECK_INT(desc_add(&r.meta, DF_CREATOR, DS_XMP, "Bob", 3), SL_OK);
+	CHECK_INT(desc_add(&r.meta, DF_COPYRIGHT, DS_EXIF, "(c) Ann", 7), SL_OK);
 	CHECK_INT(db_put(db, &r, &e), SL_OK);
+	x_meta_release(&r.meta);
 	record(&r, "/photos/bad.jpg", 0);
 	r.err_code = SL_E_IO;
 	strcpy(r.error, "open: Permission denied");
@@ -102,16 +118,26 @@ static void test_create_and_export(void)
 			  "\"content_hash\":\"0123456789abcdef0123456789abcdef\","
 			  "\"phys_offset\":40960,\"fragments\":2,\"error\":null,"
 			  "\"tz_offset\":\"+02:00\",\"subsec\":\"07\",\"duration\":12.5,"
-			  "\"content_id\":\"AB-CD\"}\n") == out);
+			  "\"content_id\":\"AB-CD\",\"rating\":4,\"label\":\"Red\","
+			  "\"keywords\":[\"sea \\\"blue\\\"\",\"beach\"],"
+			  "\"hierarchical_keywords\":[\"Places|Sea\"],\"title\":\"Bay\","
+			  "\"description\":\"Caption\",\"creator\":\"Ann; Bob\","
+			  "\"copyright\":\"(c) Ann\"}\n") == out);
 	CHECK(strstr(out, "\"path\":\"/photos/bad.jpg\"") != NULL);
 	CHECK(strstr(out, "\"content_hash\":null,\"phys_offset\":40960,\"fragments\":2,"
 			  "\"error\":\"open: Permission denied\",\"tz_offset\":null,\"subsec\":null,"
-			  "\"duration\":null,\"content_id\":null}") != NULL);
+			  "\"duration\":null,\"content_id\":null,\"rating\":null,\"label\":null,"
+			  "\"keywords\":null,\"hierarchical_keywords\":null,\"title\":null,"
+			  "\"description\":null,\"creator\":null,\"copyright\":null}") != NULL);
 	free(out);
 
 	out = slurp_export(db, DB_JSONL | DB_EXTENDED);
 	CHECK(strstr(out, ",\"error\":null,\"tz_offset\":\"+02:00\",\"subsec\":\"07\","
-			  "\"duration\":12.5,\"content_id\":\"AB-CD\","
+			  "\"duration\":12.5,\"content_id\":\"AB-CD\",\"rating\":4,"
+			  "\"label\":\"Red\",\"keywords\":[\"sea \\\"blue\\\"\",\"beach\"],"
+			  "\"hierarchical_keywords\":[\"Places|Sea\"],\"title\":\"Bay\","
+			  "\"description\":\"Caption\",\"creator\":\"Ann; Bob\","
+			  "\"copyright\":\"(c) Ann\","
 			  "\"phash\":\"fedcba9876543210\",\"phash_src\":null,"
 			  "\"warnings\":null,\"placement\":\"physical\",\"meta_version\":" XSTR(X_META_VERSION) "}") != NULL);
 	free(out);
@@ -120,14 +146,18 @@ static void test_create_and_export(void)
 	CHECK(strncmp(out, "path,size,mtime,format,width,height,make,model,datetime_original,"
 			   "orientation,gps_lat,gps_lon,exposure_time,f_number,iso,focal_length,"
 			   "lens_model,content_hash,phys_offset,fragments,error,tz_offset,subsec,"
-			   "duration,content_id\n"
+			   "duration,content_id,rating,label,keywords,hierarchical_keywords,title,"
+			   "description,creator,copyright\n"
 			   "\"/photos/a,\"\"b\"\".jpg\",1234,",
 		      strlen("path,size,mtime,format,width,height,make,model,datetime_original,"
 			     "orientation,gps_lat,gps_lon,exposure_time,f_number,iso,focal_length,"
 			     "lens_model,content_hash,phys_offset,fragments,error,tz_offset,subsec,"
-			   "duration,content_id\n"
+			   "duration,content_id,rating,label,keywords,hierarchical_keywords,title,"
+			   "description,creator,copyright\n"
 			     "\"/photos/a,\"\"b\"\".jpg\",1234,")) == 0);
 	CHECK(strstr(out, ",Canon,,2020-01-02T03:04:05,6,-33.5,151.25,,,400,,,") != NULL);
+	CHECK(strstr(out, ",AB-CD,4,Red,\"sea \"\"blue\"\"; beach\",Places|Sea,Bay,Caption,"
+			  "Ann; Bob,(c) Ann\n") != NULL);
 	free(out);
 	db_close(db);
 	db_close(NULL);

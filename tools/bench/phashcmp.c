@@ -50,6 +50,7 @@ int main(int argc, char **argv)
 			if (x_extract(p, n, n, &m, &e) == SL_OK && x_phashable(m.format))
 				for (k = 0; k < 20; k++)
 					x_phash(p, n, 1, &m, &h, &src, &e);
+			x_meta_release(&m);
 			free(p);
 		}
 		return 0;
@@ -68,6 +69,7 @@ int main(int argc, char **argv)
 			continue;
 		memset(&m, 0, sizeof(m));
 		if (x_extract(p, n, n, &m, &e) != SL_OK || !x_phashable(m.format)) {
+			x_meta_release(&m);
 			free(p);
 			continue;
 		}
@@ -79,6 +81,7 @@ int main(int argc, char **argv)
 		t2 = sys_now();
 		if (rd == SL_OK && rf != SL_OK) { /* a RAW: no image to decode */
 			printf("%-16s %8.0f us %s\n", sd, (t1 - t0) * 1e6, argv[i]);
+			x_meta_release(&m);
 			free(p);
 			continue;
 		}
@@ -97,6 +100,7 @@ int main(int argc, char **argv)
 			printf("%-16s %2d %2d %8.0f %8.0f %s\n", sd, d,
 			       __builtin_popcountll(hd ^ hf), (t1 - t0) * 1e6, (t2 - t1) * 1e6, argv[i]);
 		}
+		x_meta_release(&m);
 		free(p);
 	}
 	printf("# %d from the EXIF thumbnail, %d from the image; default %.3f s, full %.3f s\n",
