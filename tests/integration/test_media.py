@@ -256,6 +256,66 @@ def make_movies(d):
             check(p.returncode == 0, "exiftool %s: %s" % (cmd[-1], p.stderr[-300:]))
 
 
+def make_described(d):
+    """Photos, movies and a sidecar given ratings, keywords and captions by
+    exiftool (the corpora hold few, and none in UTF-8 IPTC, Windows-1252
+    IPTC, PNG, WebP, GIF, TIFF or HEIC), for described()'s fields."""
+    os.makedirs(d, exist_ok=True)
+    ff = ["ffmpeg", "-loglevel", "error", "-f", "lavfi", "-i", "testsrc=size=96x64",
+          "-frames:v", "1"]
+    bases = [(ff + ["base.jpg"]), (ff + ["base.png"]), (ff + ["base.tif"]),
+             (ff + ["base.gif"]), (ff + ["-c:v", "libwebp", "base.webp"])]
+    for cmd in bases:
+        p = subprocess.run(cmd, cwd=d, capture_output=True, text=True)
+        check(p.returncode == 0, "ffmpeg %s: %s" % (cmd[-1], p.stderr[-300:]))
+    p = subprocess.run(["heif-enc", "-q", "50", "-o", "base.heic", "base.png"], cwd=d,
+                       capture_output=True, text=True)
+    check(p.returncode == 0, "heif-enc: %s" % (p.stderr[-300:]))
+    xmp_all = ["-XMP:Rating=4", "-XMP:Label=Red", "-XMP:Subject=sea", "-XMP:Subject=Stra\u00dfe",
+               "-XMP-lr:HierarchicalSubject=Places|Coast|Sea",
+               "-XMP-digiKam:TagsList=People/Ann", "-XMP-dc:Title=Harbour at dawn",
+               "-XMP-dc:Title-de=Hafen", "-XMP-dc:Description=Boats \u00e9t\u00e9",
+               "-XMP-dc:Creator=Ann", "-XMP-dc:Creator=Bob", "-XMP-dc:Rights=(c) 2024 Ann"]
+    iptc_utf8 = ["-IPTC:CodedCharacterSet=UTF8", "-IPTC:Keywords=K\u00e4se",
+                 "-IPTC:Keywords=sea", "-IPTC:ObjectName=\u00dcberschrift",
+                 "-IPTC:Caption-Abstract=Z\u00fcrich, line 1", "-IPTC:By-line=J\u00f6rg",
+                 "-IPTC:CopyrightNotice=\u00a9 J\u00f6rg"]
+    exif_text = ["-EXIF:ImageDescription=An EXIF caption", "-EXIF:Artist=Exif Artist",
+                 "-EXIF:Copyright=Exif (c)", "-EXIF:Rating=2"]
+    jobs = [
+        ("base.jpg", "xmp-iptc-exif.jpg", xmp_all + iptc_utf8 + exif_text),
+        ("base.jpg", "iptc-utf8.jpg", iptc_utf8),
+        # no record 1:90: exiftool writes the bytes in Windows-1252
+        ("base.jpg", "iptc-cp1252.jpg", ["-charset", "iptc=cp1252",
+                                         "-IPTC:Keywords=Caf\u00e9", "-IPTC:Keywords=\u20ac 5",
+                                         "-IPTC:ObjectName=Na\u00efve",
+                                         "-IPTC:By-line=Fran\u00e7ois"]),
+        ("base.jpg", "exif-text.jpg", exif_text),
+        ("base.jpg", "rejected.jpg", ["-XMP:Rating=-1", "-XMP:Label=Purple",
+                                      "-XMP-dc:Description-fr=Seulement fran\u00e7ais"]),
+        ("base.png", "xmp.png", xmp_all),
+        ("base.tif", "xmp-iptc.tif", xmp_all[:6] + iptc_utf8),
+        ("base.gif", "xmp.gif", xmp_all),
+        ("base.jpg", "webp.xmp", xmp_all),
+        ("base.heic", "xmp.heic", xmp_all),
+        ("base.jpg", "sidecar.xmp", xmp_all[:3] + ["-XMP-dc:Title=Sidecar title"]),
+    ]
+    for src, dst, args in jobs:
+        # \uXXXX above: exiftool's arguments as Python writes them
+        args = [a.encode().decode("unicode_escape") for a in args]
+        p = subprocess.run(["exiftool", "-q", "-charset", "utf8", "-o", dst] + args + [src],
+                           cwd=d, capture_output=True, text=True)
+        check(p.returncode == 0 and os.path.exists(os.path.join(d, dst)),
+              "exiftool wrote %s: %s" % (dst, p.stderr[-300:]))
+    # exiftool 12.57 does not write WebP: libwebp's webpmux puts the packet
+    # exiftool wrote into an XMP chunk
+    p = subprocess.run(["webpmux", "-set", "xmp", "webp.xmp", "base.webp", "-o", "xmp.webp"],
+                       cwd=d, capture_output=True, text=True)
+    check(p.returncode == 0, "webpmux: %s" % p.stderr[-300:])
+    # the bases carry nothing, and count as files with nothing to find
+    return [j[1] for j in jobs] + ["xmp.webp"]
+
+
 def sql(db, statement):
     con = sqlite3.connect(db)
     try:
@@ -294,8 +354,12 @@ def side_of(path):
 with tempdir("media") as work:
     gen = os.path.join(work, "gen")
     make_movies(gen)
+    described_files = make_described(gen)
     for name, e in live_exiftool(gen, ["-api", "LargeFileSupport=1"]).items():
         oracle[("gen", name)] = e
+    for f in described_files:
+        e = oracle.get(("gen", f), {})
+        check(any(described(e).values()), "exiftool reads what it wrote into %s: %s" % (f, e))
     check(sum(is_movie(e) for e in oracle.values()) >= 17,
           "movies to compare: %d" % sum(is_movie(e) for e in oracle.values()))
     db = os.path.join(work, "i.db")
@@ -372,7 +436,9 @@ with tempdir("media") as work:
     check(other > 10, "files of formats the upgrade does not touch: %d" % other)
     phashes = db_rows(db, "SELECT count(*) FROM files WHERE phash IS NOT NULL")[0][0]
     sql(db, "UPDATE files SET tz_offset = NULL, subsec = NULL, meta_version = NULL,"
-            " duration = NULL, content_id = NULL")
+            " duration = NULL, content_id = NULL, rating = NULL, label = NULL,"
+            " keywords = NULL, hierarchical_keywords = NULL, title = NULL,"
+            " description = NULL, creator = NULL, copyright = NULL")
     rc, out, err = run("scan", "--json", "--db", db, media, real, gen)
     summary = json.loads(out.splitlines()[-1]) if out.strip() else {}
     total = len(before)

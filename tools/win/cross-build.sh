@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Cross-build seekless for Windows (x86-64) with mingw-w64 and run its tests
 # under Wine.  Everything lands in build-win/:
-#   build-win/deps/     SQLite, libjpeg-turbo, zlib, xxHash built from
+#   build-win/deps/     SQLite, libjpeg-turbo, expat, zlib, xxHash built from
 #                       Debian's source packages (built once, then reused)
 #   build-win/          seekless.exe, mkcorpus.exe, the test programs
 #   build-win/wineprefix  the Wine prefix the tests run in
@@ -23,7 +23,7 @@ run_tests=1
 # SQLite's amalgamation, and a deb-src entry to fetch the dependencies from.
 # zlib comes built from Debian's own mingw package (libz-mingw-w64-dev) and
 # xxHash from the host's header (libxxhash-dev: the whole implementation is
-# in xxhash.h), so only SQLite and libjpeg-turbo need source downloads.
+# in xxhash.h), so only SQLite, libjpeg-turbo and expat need source downloads.
 pkgs=(gcc-mingw-w64-x86-64 nasm wine64 wine tcl dpkg-dev cmake make libz-mingw-w64-dev libxxhash-dev)
 missing=()
 for p in "${pkgs[@]}"; do
@@ -32,6 +32,8 @@ done
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 need_src=0
+# a dependency added since the last build (expat) means building them again
+[ -f "$deps/.done" ] && [ -f "$prefix/lib/libexpat.a" ] || rm -f "$deps/.done"
 [ -f "$deps/.done" ] || need_src=1
 if [ $need_src = 1 ] && ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
   # Same archive, suites and keyring as the binary entries.
@@ -129,8 +131,10 @@ if [ ! -f "$deps/.done" ]; then
   cd "$deps/src"
   fetch_source sqlite3
   fetch_source libjpeg-turbo
+  fetch_source expat
   untar 'sqlite3/sqlite3_*.orig.tar.*'
   untar 'libjpeg-turbo/libjpeg-turbo_*.orig.tar.*'
+  untar 'expat/expat_*.orig.tar.*'
 
   # SQLite: the source tarball has no amalgamation; make it, then compile it.
   s=$(ls -d sqlite3-*/ 2>/dev/null | head -1); [ -n "$s" ] || s=$(ls -d sqlite*/ | head -1)
@@ -164,6 +168,26 @@ if [ ! -f "$deps/.done" ]; then
           -DWITH_TURBOJPEG=OFF -DWITH_JPEG8=OFF
   step "libjpeg-turbo build" cmake --build "$deps/jpeg-build" -j"$jobs"
   step "libjpeg-turbo install" cmake --install "$deps/jpeg-build"
+
+  # expat: its own CMake build, the static library only.
+  # Debian's orig tarball is the upstream tag's: libexpat-R_*/expat/
+  x=$( (ls -d libexpat-*/expat/ expat-*/ 2>/dev/null || true) | head -1)
+  [ -n "$x" ] || { echo "cross-build: no expat source folder after the download (found: $(ls))" >&2; exit 1; }
+  step "expat configure" \
+    cmake -S "$x" -B "$deps/expat-build" -DCMAKE_TOOLCHAIN_FILE="$top/tools/win/mingw64.cmake" \
+          -DCMAKE_INSTALL_PREFIX="$prefix" -DCMAKE_BUILD_TYPE=Release -DEXPAT_SHARED_LIBS=OFF \
+          -DEXPAT_BUILD_TOOLS=OFF -DEXPAT_BUILD_EXAMPLES=OFF -DEXPAT_BUILD_TESTS=OFF \
+          -DEXPAT_BUILD_DOCS=OFF -DEXPAT_BUILD_FUZZERS=OFF -DEXPAT_BUILD_PKGCONFIG=OFF
+  step "expat build" cmake --build "$deps/expat-build" -j"$jobs"
+  step "expat install" cmake --install "$deps/expat-build"
+  # some expat versions name the MinGW library libexpatMD.a or libexpat.dll.a
+  if [ ! -f "$prefix/lib/libexpat.a" ]; then
+    a=$(ls "$prefix"/lib/libexpat*.a 2>/dev/null | grep -v dll | head -1)
+    [ -n "$a" ] || { echo "cross-build: expat installed no static library (found: $(ls "$prefix/lib"))" >&2; exit 1; }
+    cp "$a" "$prefix/lib/libexpat.a"
+  fi
+  printf 'prefix=%s\nName: expat\nDescription: expat\nVersion: 0\nCflags: -I${prefix}/include -DXML_STATIC\nLibs: -L${prefix}/lib -lexpat\n' \
+    "$prefix" > "$prefix/lib/pkgconfig/expat.pc"
 
   # pkg-config files, so the main CMakeLists.txt finds them as on Linux.
   for m in sqlite3:sqlite3 libxxhash:xxhash zlib:z; do
