@@ -303,15 +303,15 @@ static void get_subsec(struct tiff *t, const struct entry *e)
 	t->m->subsec[n] = '\0';
 }
 
-/* ImageDescription, Artist, Copyright: text of the main image's IFDs, up
- * to its first NUL (Copyright's second string, the editor's, is not
- * kept). */
-static void get_desc(struct tiff *t, const struct entry *e, enum ifd_kind kind, enum desc_field f)
+/* ImageDescription, Artist, Copyright: IFD0's text (where the standard
+ * puts them; a thumbnail IFD's copy would add a second creator), up to its
+ * first NUL (Copyright's second string, the editor's, is not kept). */
+static void get_desc(struct tiff *t, const struct entry *e, int first, enum desc_field f)
 {
 	const uint8_t *s = t->c.p + e->off, *z;
 	size_t n = (size_t)e->count * e->unit;
 
-	if (kind != IFD_MAIN || (e->type != 1 && e->type != 2 && e->type != 7))
+	if (!first || (e->type != 1 && e->type != 2 && e->type != 7))
 		return;
 	if ((z = memchr(s, 0, n)) != NULL)
 		n = (size_t)(z - s);
@@ -464,9 +464,9 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 		if (first && get_uint(t, e, 0, &v) == 0 && v <= 5)
 			desc_rating(m, DS_EXIF, (int)v);
 		break;
-	case 0x010E: get_desc(t, e, kind, DF_DESCRIPTION); break;
-	case 0x013B: get_desc(t, e, kind, DF_CREATOR); break;
-	case 0x8298: get_desc(t, e, kind, DF_COPYRIGHT); break;
+	case 0x010E: get_desc(t, e, first, DF_DESCRIPTION); break;
+	case 0x013B: get_desc(t, e, first, DF_CREATOR); break;
+	case 0x8298: get_desc(t, e, first, DF_COPYRIGHT); break;
 	/* packets a TIFF, DNG or RAW keeps in IFD0; in the EXIF of a JPEG
 	 * (which has its own segments for them) exiftool ranks them below
 	 * the segments, and so do we by not reading them there */

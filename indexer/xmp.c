@@ -129,6 +129,22 @@ static void emit(struct px *x, const struct prop *p, const char *s, size_t n)
 		nomem(x);
 }
 
+/* An attribute's value is bounded like an element's text (on_text). */
+static void emit_attr(struct px *x, const struct prop *p, const char *v)
+{
+	size_t n = strlen(v);
+
+	if (n > VALUE_MAX) {
+		n = VALUE_MAX;
+		while (n && ((unsigned char)v[n] & 0xc0) == 0x80) /* not in a character */
+			n--;
+		if (!x->cut)
+			x_warn(x->m, "XMP: a value over %u KiB cut", VALUE_MAX / 1024);
+		x->cut = 1;
+	}
+	emit(x, p, v, n);
+}
+
 static int is_rdf(const char *name, const char *local)
 {
 	size_t k = sizeof(NS_RDF) - 1;
@@ -165,7 +181,7 @@ static void on_start(void *ud, const char *name, const char **atts)
 		for (a = atts; a[0]; a += 2) {
 			const struct prop *p = find_prop(a[0]);
 			if (p)
-				emit(x, p, a[1], strlen(a[1]));
+				emit_attr(x, p, a[1]);
 		}
 		return;
 	}
@@ -178,7 +194,7 @@ static void on_start(void *ud, const char *name, const char **atts)
 		sb_reset(&x->chosen);
 		/* <dc:title rdf:value="..."/> is rare, but legal */
 		if (x->prop && (v = attr(atts, NS_RDF "value")) != NULL) {
-			emit(x, x->prop, v, strlen(v));
+			emit_attr(x, x->prop, v);
 			x->prop = NULL;
 		}
 		return;

@@ -217,6 +217,21 @@ static void test_xmp_hostile(void)
 	CHECK(strstr(m.warnings, "cut") != NULL);
 	free(big);
 
+	/* an attribute's value is cut the same way */
+	n = 40000;
+	big = malloc(n + 512);
+	i = (size_t)sprintf(big, HEAD "<rdf:Description " NS_XMP " xmp:Label='");
+	memset(big + i, 'L', n - i);
+	strcpy(big + n, "'/>" TAIL);
+	CHECK_INT(xmp(big), SL_OK);
+	{
+		const char *v[1];
+		CHECK_INT(desc_list(&m, DF_LABEL, v, 1), 1);
+		CHECK_INT(strlen(v[0]), 32 * 1024);
+	}
+	CHECK(strstr(m.warnings, "cut") != NULL);
+	free(big);
+
 	/* cut anywhere: never more than the whole gives, never a failure */
 	{
 		const char *s = HEAD "<rdf:Description " NS_DC " " NS_XMP " xmp:Rating='2'>"
