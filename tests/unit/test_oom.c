@@ -385,12 +385,12 @@ static struct hashed hash_once(const uint8_t *p, size_t n)
 	rc = x_extract(p, n, n, &m, &e);
 	if (rc == SL_E_NOMEM) {
 		r.rc = rc;
-		return r;
+	} else if (rc == SL_OK && x_phashable(m.format)) {
+		r.tried = 1;
+		r.rc = x_phash(p, n, 1, &m, &r.h, &r.src, &e);
 	}
-	if (rc != SL_OK || !x_phashable(m.format))
-		return r;
-	r.tried = 1;
-	r.rc = x_phash(p, n, 1, &m, &r.h, &r.src, &e);
+	/* the descriptive values are the caller's, whatever the outcome */
+	x_meta_release(&m);
 	return r;
 }
 
