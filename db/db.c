@@ -54,7 +54,7 @@ void db_configure(void)
 int db_open(const char *path, int create, struct db **out, struct sl_err *err)
 {
 	struct db *db;
-	int e, rc;
+	int e, rc, from = 0;
 
 	*out = NULL;
 	db = calloc(1, sizeof(*db));
@@ -102,7 +102,8 @@ int db_open(const char *path, int create, struct db **out, struct sl_err *err)
 	    (rc = exec(db, "PRAGMA synchronous=NORMAL", err)) != SL_OK ||
 	    (rc = exec(db, "PRAGMA foreign_keys=ON", err)) != SL_OK)
 		goto fail;
-	if ((rc = db_migrate(db->h, err)) != SL_OK)
+	if ((rc = db_user_version(db, &from, err)) != SL_OK ||
+	    (rc = db_migrate(db->h, err)) != SL_OK || (rc = db_links_init(db, from, err)) != SL_OK)
 		goto fail;
 	*out = db;
 	return SL_OK;
@@ -124,6 +125,9 @@ void db_close(struct db *db)
 	sqlite3_finalize(db->relink_st);
 	sqlite3_finalize(db->displace_st);
 	sqlite3_finalize(db->recheck_st);
+	sqlite3_finalize(db->links_group_st);
+	sqlite3_finalize(db->links_set_st);
+	sqlite3_finalize(db->links_touched_st);
 	free(db->relink);
 	sqlite3_close(db->h);
 	free(db->path);

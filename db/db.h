@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "indexer/pipeline.h"
 
-#define DB_SCHEMA_VERSION 10
+#define DB_SCHEMA_VERSION 11
 
 /* Rows per transaction, and the longest a batch stays open. */
 #define DB_BATCH_ROWS 1000
@@ -57,6 +57,7 @@ struct db {
 	uint64_t relinked;
 	sqlite3_stmt *recheck_st;
 	uint64_t ctime_same, ctime_changed; /* FT_CTIME files read: content as before, or not */
+	sqlite3_stmt *links_group_st, *links_set_st, *links_touched_st; /* links.c */
 };
 
 /* Open and migrate the database at path; with create, a missing file is
@@ -237,10 +238,29 @@ enum db_format { DB_JSONL = 0, DB_CSV = 1, DB_EXTENDED = 2, DB_SCANS = 4, DB_PAT
 /* Write one record per live file, ordered by path (or per scan). */
 int db_export(struct db *db, FILE *out, int format, struct sl_err *err);
 
+/* SQL over a row of files (the outer table named files): a descriptive
+ * column as export gives it, the XMP sidecar's value when the record has a
+ * sidecar (links.c) and it holds one, else the record's own.  A subquery
+ * by rowid, not a join, so that the statement's other columns stay
+ * unqualified. */
+#define DB_SIDECAR_OVER(c)                                                              \
+	"coalesce((SELECT sc." c " FROM files AS sc WHERE sc.id = files.sidecar_id), " c ")"
+/* SQL: the row is not a sidecar that speaks for a live image (whose
+ * values the image's row gives already: counted once). */
+#define DB_NOT_LINKED_SIDECAR                                                           \
+	"NOT (format IS 'xmp' AND EXISTS (SELECT 1 FROM files AS im"                     \
+	" WHERE im.sidecar_id = files.id AND im.deleted_at IS NULL))"
+
+#define DB_QUERY_KEYWORDS 8
+/* The formats `query --video` means, as an SQL list. */
+#define DB_VIDEO_FORMATS "'mov','mp4','m4v','3gp','3g2','avi'"
+
 /* What `seekless query` selects; unset fields (NULL, 0) do not filter.
  * Text matches are case-insensitive substrings; dates are "YYYY",
  * "YYYY-MM" or "YYYY-MM-DD" and both bounds are inclusive (--to 2020 is
- * through the end of 2020). */
+ * through the end of 2020).  The descriptive fields (rating, label,
+ * keywords) are matched as export gives them: an XMP sidecar's over the
+ * file's own. */
 struct db_query {
 	const char *camera;   /* in "make model" */
 	const char *lens;
@@ -249,6 +269,14 @@ struct db_query {
 	int errors;           /* only files with an error */
 	int near;             /* within km of (lat, lon) */
 	double lat, lon, km;
+	int rating;           /* rating_lo <= rating <= rating_hi (-1..5) */
+	int rating_lo, rating_hi;
+	const char *label;    /* the label, any case */
+	/* every one of these as a keyword, a hierarchical keyword or its leaf
+	 * (any case): "Sea" finds "Places|Coast|Sea" */
+	const char *keywords[DB_QUERY_KEYWORDS];
+	size_t nkeywords;
+	int video;            /* movies only (DB_VIDEO_FORMATS) */
 };
 
 /* Check a query's values (dates, coordinates).  Returns SL_OK or
@@ -303,6 +331,14 @@ int db_migrate_to(sqlite3 *h, int target, struct sl_err *err);
  * DB_CTIME_RACY, and the next scan reads it again. */
 int db_racy(const struct db *db, uint16_t devi, int64_t ctime_ns, int64_t mtime_ns, int64_t from,
 	    int64_t to);
+/* Within db/: sidecar links (links.c).  db_links_init sets up, on the
+ * connection, the notes of which paths changed; an index upgraded from a
+ * schema before 11 (from_version) gets its links made, in a transaction of
+ * its own.  db_links_update, inside the open transaction, just before it
+ * commits, recomputes files.sidecar_id for every image the changed paths
+ * could affect. */
+int db_links_init(struct db *db, int from_version, struct sl_err *err);
+int db_links_update(struct db *db, struct sl_err *err);
 /* Within db/: SL_E_DB error from the handle's last failure. */
 int db_fail(sqlite3 *h, struct sl_err *err, const char *file, int line, const char *what);
 #define DB_FAIL(h, err, what) db_fail((h), (err), __FILE__, __LINE__, (what))

@@ -529,6 +529,8 @@ int db_apply_moves(struct db *db, const struct ftab *ft, const struct db_diff *d
 			goto out;
 		}
 	}
+	if ((rc = db_links_update(db, err)) != SL_OK)
+		goto out;
 	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		rc = DB_FAIL(db->h, err, "commit moves");
 out:
@@ -697,6 +699,8 @@ int db_mark_deleted(struct db *db, const struct db_diff *d, uint64_t *count, str
 			goto out;
 		}
 	}
+	if ((rc = db_links_update(db, err)) != SL_OK)
+		goto out;
 	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		rc = DB_FAIL(db->h, err, "commit deletions");
 out:

@@ -55,14 +55,15 @@ static const struct col cols[] = {
 	{"subsec", "subsec"},
 	{"duration", "duration"},
 	{"content_id", "content_id"},
-	{"rating", "rating"},
-	{"label", "label"},
-	{"keywords", "keywords"},
-	{"hierarchical_keywords", "hierarchical_keywords"},
-	{"title", "title"},
-	{"description", "description"},
-	{"creator", "creator"},
-	{"copyright", "copyright"},
+	{"rating", DB_SIDECAR_OVER("rating")},
+	{"label", DB_SIDECAR_OVER("label")},
+	{"keywords", DB_SIDECAR_OVER("keywords")},
+	{"hierarchical_keywords", DB_SIDECAR_OVER("hierarchical_keywords")},
+	{"title", DB_SIDECAR_OVER("title")},
+	{"description", DB_SIDECAR_OVER("description")},
+	{"creator", DB_SIDECAR_OVER("creator")},
+	{"copyright", DB_SIDECAR_OVER("copyright")},
+	{"sidecar", "(SELECT sc.path FROM files AS sc WHERE sc.id = files.sidecar_id)"},
 };
 /* With DB_EXTENDED, after the contract's keys. */
 static const struct col extra[] = {
@@ -276,6 +277,8 @@ static void near_box(const struct db_query *q, double box[4], int *lon_box)
 
 static void query_where(const struct db_query *q, struct strbuf *sql)
 {
+	size_t i;
+
 	if (!q)
 		return;
 	/* numbered parameters, bound by query_bind in the same order */
@@ -292,12 +295,29 @@ static void query_where(const struct db_query *q, struct strbuf *sql)
 	if (q->near)
 		sb_adds(sql, " AND gps_lat BETWEEN ?6 AND ?7 AND gps_lon BETWEEN ?8 AND ?9"
 			     " AND sl_km(gps_lat, gps_lon, ?10, ?11) <= ?12");
+	if (q->rating)
+		sb_adds(sql, " AND " DB_SIDECAR_OVER("rating") " BETWEEN ?13 AND ?14");
+	if (q->label)
+		sb_adds(sql, " AND lower(" DB_SIDECAR_OVER("label") ") = lower(?15)");
+	for (i = 0; i < q->nkeywords && i < DB_QUERY_KEYWORDS; i++)
+		sb_addf(sql,
+			" AND (EXISTS (SELECT 1 FROM json_each(%s) WHERE lower(value) = lower(?%zu))"
+			" OR EXISTS (SELECT 1 FROM json_each(%s) WHERE lower(value) = lower(?%zu)"
+			" OR lower(substr(value, -length(?%zu) - 1)) = '|' || lower(?%zu)))",
+			DB_SIDECAR_OVER("keywords"), 16 + i, DB_SIDECAR_OVER("hierarchical_keywords"),
+			16 + i, 16 + i, 16 + i);
+	/* a sidecar that speaks for an image is found through it, not twice */
+	if (q->rating || q->label || q->nkeywords)
+		sb_adds(sql, " AND " DB_NOT_LINKED_SIDECAR);
+	if (q->video)
+		sb_adds(sql, " AND format IN (" DB_VIDEO_FORMATS ")");
 }
 
 static void query_bind(sqlite3_stmt *st, const struct db_query *q)
 {
 	double box[4];
 	int lon_box;
+	size_t i;
 
 	if (!q)
 		return;
@@ -321,6 +341,14 @@ static void query_bind(sqlite3_stmt *st, const struct db_query *q)
 		sqlite3_bind_double(st, 11, q->lon);
 		sqlite3_bind_double(st, 12, q->km);
 	}
+	if (q->rating) {
+		sqlite3_bind_int(st, 13, q->rating_lo);
+		sqlite3_bind_int(st, 14, q->rating_hi);
+	}
+	if (q->label)
+		sqlite3_bind_text(st, 15, q->label, -1, SQLITE_STATIC);
+	for (i = 0; i < q->nkeywords && i < DB_QUERY_KEYWORDS; i++)
+		sqlite3_bind_text(st, 16 + (int)i, q->keywords[i], -1, SQLITE_STATIC);
 }
 
 static int date_ok(const char *s)
@@ -343,6 +371,11 @@ int db_query_check(const struct db_query *q, struct sl_err *err)
 	if (q->to && !date_ok(q->to))
 		return SL_FAIL(err, SL_E_USAGE, 0, "--to '%s': use YYYY, YYYY-MM or YYYY-MM-DD",
 			       q->to);
+	if (q->rating && !(q->rating_lo >= -1 && q->rating_lo <= q->rating_hi && q->rating_hi <= 5))
+		return SL_FAIL(err, SL_E_USAGE, 0,
+			       "--rating wants N or N..M with -1 <= N <= M <= 5 (-1: rejected)");
+	if (q->nkeywords > DB_QUERY_KEYWORDS)
+		return SL_FAIL(err, SL_E_USAGE, 0, "at most %d --keyword", DB_QUERY_KEYWORDS);
 	if (q->near && (!(q->lat >= -90 && q->lat <= 90) || !(q->lon >= -180 && q->lon <= 180) ||
 			!(q->km > 0 && q->km <= 20040)))
 		return SL_FAIL(err, SL_E_USAGE, 0,

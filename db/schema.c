@@ -174,6 +174,11 @@ static const char *const migrations[] = {
 	"ALTER TABLE files ADD COLUMN description TEXT;"
 	"ALTER TABLE files ADD COLUMN creator TEXT;"
 	"ALTER TABLE files ADD COLUMN copyright TEXT;",
+	/* 10 -> 11: the XMP sidecar whose values an image's record carries
+	 * (links.c keeps it; export and query read the values through it).
+	 * db_open makes the links of an index upgraded to here. */
+	"ALTER TABLE files ADD COLUMN sidecar_id INTEGER;"
+	"CREATE INDEX files_sidecar ON files(sidecar_id) WHERE sidecar_id IS NOT NULL;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,

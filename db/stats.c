@@ -25,6 +25,17 @@ static const struct section sections[] = {
 	{"years", "by year taken",
 	 "SELECT coalesce(substr(datetime_original, 1, 4), '(no date)'), count(*),"
 	 " coalesce(sum(size), 0) FROM files WHERE deleted_at IS NULL GROUP BY 1 ORDER BY 1"},
+	/* what people gave their pictures, as export gives it (a sidecar's
+	 * over the file's own), each picture once */
+	{"ratings", "by rating (-1 rejected, 0 unrated)",
+	 "SELECT CAST(r AS TEXT), count(*), coalesce(sum(size), 0) FROM (SELECT "
+	 DB_SIDECAR_OVER("rating") " AS r, size FROM files WHERE deleted_at IS NULL AND "
+	 DB_NOT_LINKED_SIDECAR ") WHERE r IS NOT NULL GROUP BY r ORDER BY r DESC"},
+	{"keywords", "by keyword (top 20)",
+	 "SELECT value, count(*), coalesce(sum(size), 0) FROM (SELECT "
+	 DB_SIDECAR_OVER("keywords") " AS kw, size FROM files WHERE deleted_at IS NULL AND "
+	 DB_NOT_LINKED_SIDECAR "), json_each(kw) WHERE kw IS NOT NULL"
+	 " GROUP BY value ORDER BY 2 DESC, 1 LIMIT 20"},
 };
 
 static void text_bytes(struct strbuf *o, uint64_t b)

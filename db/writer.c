@@ -267,8 +267,12 @@ static int drop_batch(struct db *db, int rc)
 
 int db_commit(struct db *db, struct sl_err *err)
 {
+	int rc;
+
 	if (!db->in_txn)
 		return SL_OK;
+	if ((rc = db_links_update(db, err)) != SL_OK)
+		return drop_batch(db, rc);
 	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
 		return drop_batch(db, DB_FAIL(db->h, err, "commit batch"));
 	db->in_txn = 0;

@@ -10,6 +10,7 @@
 static const char help[] =
 	"usage: seekless query [--camera TEXT] [--lens TEXT] [--from DATE] [--to DATE]\n"
 	"                      [--near LAT,LON,KM] [--format F] [--errors]\n"
+	"                      [--rating N[..M]] [--label L] [--keyword K]... [--video]\n"
 	"                      [--json | --csv | -0] [--db PATH] [--config FILE]\n"
 	"\n"
 	"The indexed files that match every condition given, by path: their paths\n"
@@ -22,9 +23,43 @@ static const char help[] =
 	"  --near LAT,LON,KM  taken within KM kilometres of LAT,LON (degrees)\n"
 	"  --format F      jpeg, png, heif, dng, cr2, nef... (as `stats` lists them)\n"
 	"  --errors        only files that could not be read or parsed\n"
+	"  --rating N[..M] rated N (or N to M; N.. and ..M leave a side open):\n"
+	"                  -1 rejected, 0 unrated, 1 to 5 stars\n"
+	"  --label L       colour label L (any case): --label red\n"
+	"  --keyword K     tagged K (any case), as a keyword, a hierarchical keyword\n"
+	"                  (Places|Coast|Sea) or its leaf (Sea); repeat: all of them\n"
+	"  --video         movies only (MOV, MP4, M4V, 3GP, AVI)\n"
+	"An XMP sidecar's rating, label and keywords count over the file's own\n"
+	"(and a sidecar that speaks for an image is found as that image).\n"
 	"  --json          records as JSON lines (as `export` writes them)\n"
 	"  --csv           records as CSV\n"
 	"  -0, --print0    paths ending in NUL bytes (for xargs -0)\n";
+
+/* N, N..M, N.. or ..M, each -1..5. */
+static int parse_rating(const char *s, struct db_query *q)
+{
+	const char *dots = strstr(s, "..");
+	char *end;
+	long lo = -1, hi = 5;
+
+	if (dots != s) {
+		lo = strtol(s, &end, 10);
+		if (end == s || (dots ? end != dots : *end != '\0'))
+			return -1;
+		hi = dots ? 5 : lo;
+	}
+	if (dots && dots[2]) {
+		hi = strtol(dots + 2, &end, 10);
+		if (*end)
+			return -1;
+	}
+	if (lo < -1 || hi > 5 || lo > hi)
+		return -1;
+	q->rating = 1;
+	q->rating_lo = (int)lo;
+	q->rating_hi = (int)hi;
+	return 0;
+}
 
 static int parse_near(const char *s, struct db_query *q)
 {
@@ -53,6 +88,10 @@ int cmd_query(int argc, char **argv)
 		{"near", required_argument, NULL, 'n'},
 		{"format", required_argument, NULL, 'F'},
 		{"errors", no_argument, NULL, 'E'},
+		{"rating", required_argument, NULL, 'r'},
+		{"label", required_argument, NULL, 'L'},
+		{"keyword", required_argument, NULL, 'k'},
+		{"video", no_argument, NULL, 'V'},
 		{"json", no_argument, NULL, 'j'},
 		{"csv", no_argument, NULL, 'v'},
 		{"print0", no_argument, NULL, '0'},
@@ -77,6 +116,22 @@ int cmd_query(int argc, char **argv)
 		case 't': q.to = optarg; break;
 		case 'F': q.format = optarg; break;
 		case 'E': q.errors = 1; break;
+		case 'r':
+			if (parse_rating(optarg, &q) != 0) {
+				cli_usage_error("query", "--rating wants N, N..M, N.. or ..M with"
+							 " -1 <= N <= M <= 5, not '%s'", optarg);
+				return EXIT_USAGE;
+			}
+			break;
+		case 'L': q.label = optarg; break;
+		case 'k':
+			if (q.nkeywords == DB_QUERY_KEYWORDS) {
+				cli_usage_error("query", "at most %d --keyword", DB_QUERY_KEYWORDS);
+				return EXIT_USAGE;
+			}
+			q.keywords[q.nkeywords++] = optarg;
+			break;
+		case 'V': q.video = 1; break;
 		case 'n':
 			if (parse_near(optarg, &q) != 0) {
 				cli_usage_error("query", "--near wants LAT,LON,KM, e.g. 48.86,2.35,5");

@@ -378,6 +378,7 @@ with tempdir("media") as work:
           big.get("size"))
 
     compared = agreed = 0
+    linked = []
     per_field = {}
     bad = []
     extras = []
@@ -389,7 +390,16 @@ with tempdir("media") as work:
             check(False, "no record for %s%s" % (key, how))
             continue
         read_exif = any(k.startswith("EXIF:") for k in oracle[key])
-        for k, w in expected_fields(oracle[key]).items():
+        want = expected_fields(oracle[key])
+        if r.get("sidecar"):
+            # an image with a sidecar: each field the sidecar has (exiftool
+            # reading the sidecar) over the image's own
+            sk = (side_of(r["sidecar"]), os.path.basename(r["sidecar"]))
+            linked.append("%s/%s -> %s" % (key[0], key[1], sk[1]))
+            for k, v in described(oracle.get(sk, {})).items():
+                if v is not None and v != []:
+                    want[k] = v
+        for k, w in want.items():
             g = r.get(k)
             if w is None and g is None:
                 continue
@@ -414,6 +424,10 @@ with tempdir("media") as work:
           len(extras), file=sys.stderr)
     for x in extras:
         print("  " + x, file=sys.stderr)
+    print("images with a sidecar: %s" % sorted(set(linked)), file=sys.stderr)
+    check("media/libimage-exiftool-perl__t__images__XMP.jpg -> "
+          "libimage-exiftool-perl__t__images__XMP.xmp" in linked,
+          "exiftool's XMP.jpg speaks through XMP.xmp beside it")
     check(compared >= 60, "enough values compared: %d" % compared)
     check(rate >= THRESHOLD, "agreement %.2f%% >= %.0f%%" % (100 * rate, 100 * THRESHOLD))
 
