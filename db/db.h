@@ -289,6 +289,14 @@ int db_query_check(const struct db_query *q, struct sl_err *err);
 int db_query(struct db *db, const struct db_query *q, FILE *out, int format,
 	     struct sl_err *err);
 
+/* Files that belong together, one group per line (tab-separated: its kind,
+ * then its paths) or JSON line ({"kind", "files"}): "raw+jpeg", a RAW file
+ * and the JPEG or HEIF of the same folder, stem and capture time; "live",
+ * the stills and movies sharing an Apple content identifier (a Live
+ * Photo); "motion", a motion photo, with the bytes of its movie.  *count
+ * gets how many groups.  Returns SL_OK, SL_E_DB, SL_E_NOMEM, SL_E_IO. */
+int db_pairs(struct db *db, FILE *out, int json, uint64_t *count, struct sl_err *err);
+
 /* What the index holds (counts and sizes by format, camera, year; errors,
  * deleted) and the last nscans scans with their disks' orders and speeds,
  * as text or (json) one JSON document.  Returns SL_OK, SL_E_DB, SL_E_IO. */
@@ -338,6 +346,9 @@ int db_racy(const struct db *db, uint16_t devi, int64_t ctime_ns, int64_t mtime_
  * commits, recomputes files.sidecar_id for every image the changed paths
  * could affect. */
 int db_links_init(struct db *db, int from_version, struct sl_err *err);
+/* Within db/: the length of a file name's stem, as Python's
+ * os.path.splitext splits it (up to the last dot that does not lead it). */
+size_t db_stem_len(const char *name, size_t n);
 int db_links_update(struct db *db, struct sl_err *err);
 /* Within db/: SL_E_DB error from the handle's last failure. */
 int db_fail(sqlite3 *h, struct sl_err *err, const char *file, int line, const char *what);

@@ -64,6 +64,7 @@ static const struct col cols[] = {
 	{"creator", DB_SIDECAR_OVER("creator")},
 	{"copyright", DB_SIDECAR_OVER("copyright")},
 	{"sidecar", "(SELECT sc.path FROM files AS sc WHERE sc.id = files.sidecar_id)"},
+	{"embedded_video", "embedded_video"},
 };
 /* With DB_EXTENDED, after the contract's keys. */
 static const struct col extra[] = {

@@ -33,7 +33,7 @@
 #include "db/db.h"
 
 /* The stem's length: up to the last dot that does not lead the name. */
-static size_t stem_len(const char *name, size_t n)
+size_t db_stem_len(const char *name, size_t n)
 {
 	size_t lead = 0, i;
 
@@ -65,7 +65,7 @@ static int ascii_ieq(const char *a, const char *b, size_t n)
  * empty target). */
 static size_t target_len(const char *name, size_t n)
 {
-	size_t s = stem_len(name, n);
+	size_t s = db_stem_len(name, n);
 	return s < n && n - s == 4 && ascii_ieq(name + s, ".xmp", 4) ? s : 0;
 }
 
@@ -182,7 +182,7 @@ static int link_group(struct db *db, const char *dir, size_t dlen, const char *s
 		int64_t want = 0;
 		long s = -1;
 
-		if (stem_len(r[i].name, r[i].len) != slen)
+		if (db_stem_len(r[i].name, r[i].len) != slen)
 			continue; /* another group's */
 		if (r[i].file && !r[i].xmp_name) {
 			s = find_sidecar(r, nr, r[i].name, r[i].len);
@@ -234,11 +234,11 @@ static int touch_groups(struct db *db, const char *path, size_t plen, struct sl_
 	dlen = (size_t)(slash - path) + 1;
 	name = path + dlen;
 	n = plen - dlen;
-	if ((rc = link_group(db, path, dlen, name, stem_len(name, n), err)) != SL_OK)
+	if ((rc = link_group(db, path, dlen, name, db_stem_len(name, n), err)) != SL_OK)
 		return rc;
 	t = target_len(name, n);
-	if (t && stem_len(name, t) != stem_len(name, n))
-		rc = link_group(db, path, dlen, name, stem_len(name, t), err);
+	if (t && db_stem_len(name, t) != db_stem_len(name, n))
+		rc = link_group(db, path, dlen, name, db_stem_len(name, t), err);
 	return rc;
 }
 

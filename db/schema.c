@@ -176,8 +176,11 @@ static const char *const migrations[] = {
 	"ALTER TABLE files ADD COLUMN copyright TEXT;",
 	/* 10 -> 11: the XMP sidecar whose values an image's record carries
 	 * (links.c keeps it; export and query read the values through it).
-	 * db_open makes the links of an index upgraded to here. */
+	 * db_open makes the links of an index upgraded to here.  The length
+	 * of a motion photo's appended movie: records of the formats that
+	 * carry one are older than X_META_VERSION 4 and read again. */
 	"ALTER TABLE files ADD COLUMN sidecar_id INTEGER;"
+	"ALTER TABLE files ADD COLUMN embedded_video INTEGER;"
 	"CREATE INDEX files_sidecar ON files(sidecar_id) WHERE sidecar_id IS NOT NULL;",
 };
 

@@ -17,10 +17,11 @@ static const char put_sql[] =
 	" focal_length, lens_model, content_hash, phys_offset, fragments, placement, error,"
 	" warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id, ctime_ns,"
 	" phash_src, tz_offset, subsec, meta_version, duration, content_id, rating, label,"
-	" keywords, hierarchical_keywords, title, description, creator, copyright)"
+	" keywords, hierarchical_keywords, title, description, creator, copyright,"
+	" embedded_video)"
 	" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
 	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL,?27,?28,?29,?30,?31,?32,"
-	" ?33,?34,?35,?36,?37,?38,?39,?40,?41,?42,?43)"
+	" ?33,?34,?35,?36,?37,?38,?39,?40,?41,?42,?43,?44)"
 	/* the path is unique among live records (files_path): a record marked
 	 * deleted at the same path is history, and a new file there is a new
 	 * record */
@@ -40,7 +41,7 @@ static const char put_sql[] =
 	" content_id=excluded.content_id, rating=excluded.rating, label=excluded.label,"
 	" keywords=excluded.keywords, hierarchical_keywords=excluded.hierarchical_keywords,"
 	" title=excluded.title, description=excluded.description, creator=excluded.creator,"
-	" copyright=excluded.copyright,"
+	" copyright=excluded.copyright, embedded_video=excluded.embedded_video,"
 	/* a read that did not try the perceptual hash (--no-phash) of the
 	 * same bytes keeps the one the record has (the right-hand sides see
 	 * the row as it was) */
@@ -160,6 +161,8 @@ static int bind_record(const struct db *db, sqlite3_stmt *st, const struct px_re
 		bad |= bind_desc(st, 41, m, DF_DESCRIPTION, 0);
 		bad |= bind_desc(st, 42, m, DF_CREATOR, 0);
 		bad |= bind_desc(st, 43, m, DF_COPYRIGHT, 0);
+		if (m->have & XM_EMBEDDED)
+			sqlite3_bind_int64(st, 44, (sqlite3_int64)m->embedded_video);
 	}
 	if (r->ext_flags & FT_LOCATED)
 		sqlite3_bind_int64(st, 21, (sqlite3_int64)r->phys);

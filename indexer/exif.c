@@ -352,6 +352,44 @@ static int is_raw_photometric(uint64_t v)
  * table serves them all (cameras put LensModel in IFD0, Orientation only in
  * IFD1...) and the first value met wins; the image size follows its own
  * rule.  first: this is IFD0. */
+/* Apple's MakerNote ("Apple iOS", a version, a byte-order mark, then an
+ * IFD whose offsets count from the MakerNote's start): tag 0x0011 is the
+ * ContentIdentifier a Live Photo's still shares with its movie.  Read
+ * through a cursor of its own over the MakerNote's bytes. */
+static void apple_makernote(struct tiff *t, const uint8_t *p, size_t n)
+{
+	struct bc c = bc_make(p, n, 1);
+	uint16_t count, i;
+
+	if (t->m->content_id[0] || !bc_is(&c, 0, "Apple iOS\0", 10))
+		return;
+	if (bc_is(&c, 12, "II", 2))
+		c.be = 0;
+	else if (!bc_is(&c, 12, "MM", 2))
+		return;
+	if (bc_u16(&c, 14, &count))
+		return;
+	for (i = 0; i < count && i < 256; i++) {
+		size_t at = 16 + (size_t)i * 12;
+		uint16_t tag, type;
+		uint32_t len, off;
+		if (bc_u16(&c, at, &tag) || bc_u16(&c, at + 2, &type) || bc_u32(&c, at + 4, &len))
+			return;
+		if (tag != 0x0011 || type != 2)
+			continue;
+		if (len <= 4)
+			off = (uint32_t)(at + 8);
+		else if (bc_u32(&c, at + 8, &off))
+			return;
+		if (!bc_has(&c, off, len)) {
+			x_warn(t->m, "Apple MakerNote: ContentIdentifier outside it");
+			return;
+		}
+		x_copy_text(t->m->content_id, sizeof(t->m->content_id), p + off, len);
+		return;
+	}
+}
+
 static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, int first,
 		   struct image *im)
 {
@@ -481,6 +519,10 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 	case 0x8649:
 		if (first && (t->flags & EXIF_DIMS))
 			iptc_psir(t->c.p + e->off, (size_t)e->count * e->unit, m);
+		break;
+	case 0x927C:
+		if (kind == IFD_EXIF)
+			apple_makernote(t, t->c.p + e->off, (size_t)e->count * e->unit);
 		break;
 	default:
 		break;

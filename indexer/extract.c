@@ -5,6 +5,7 @@
 #include "indexer/raster.h"
 #include "indexer/xmp.h"
 
+#include <inttypes.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -242,6 +243,26 @@ void x_copy_text(char *dst, size_t cap, const uint8_t *s, size_t n)
 	dst[o] = '\0';
 }
 
+/* A motion photo's movie is the file's last embedded_video bytes: one
+ * that cannot fit is no movie, and in a file held whole it must begin as
+ * an ISO media file does (a box whose type is ftyp). */
+static void check_embedded(const uint8_t *p, size_t n, uint64_t file_size, struct x_meta *m)
+{
+	uint64_t len = m->embedded_video, at = file_size - len;
+
+	if (len >= file_size || len < 8) {
+		x_warn(m, "motion photo: its XMP gives a movie of %" PRIu64 " bytes in a file of %"
+			  PRIu64, len, file_size);
+	} else if (n >= file_size && memcmp(p + at + 4, "ftyp", 4) != 0) {
+		x_warn(m, "motion photo: no movie in the last %" PRIu64 " bytes, where its XMP says",
+		       len);
+	} else {
+		return;
+	}
+	m->embedded_video = 0;
+	m->have &= ~XM_EMBEDDED;
+}
+
 int x_extract(const uint8_t *p, size_t n, uint64_t file_size, struct x_meta *m,
 	      struct sl_err *err)
 {
@@ -267,6 +288,8 @@ int x_extract(const uint8_t *p, size_t n, uint64_t file_size, struct x_meta *m,
 	if (rc == SL_OK && n == file_size && (strcmp(m->format, "jpeg") == 0 ||
 					      strcmp(m->format, "mpo") == 0))
 		jpg_check_end(p, n, m);
+	if (m->have & XM_EMBEDDED)
+		check_embedded(p, n, file_size, m);
 	if (n < file_size && rc != SL_OK) {
 		/* we hold only the head of a streamed file: not proof of damage */
 		x_warn(m, "%s", err->msg);

@@ -26,7 +26,8 @@ enum {
 	XM_FNUMBER = 1u << 4,
 	XM_ISO = 1u << 5,
 	XM_FOCAL = 1u << 6,
-	XM_DURATION = 1u << 7
+	XM_DURATION = 1u << 7,
+	XM_EMBEDDED = 1u << 8
 };
 
 struct x_meta {
@@ -49,6 +50,7 @@ struct x_meta {
 	char subsec[16];      /* digits of its fraction of a second (SubSecTimeOriginal) */
 	double duration;      /* seconds, of a movie (XM_DURATION) */
 	char content_id[64];  /* Apple's ContentIdentifier: a Live Photo's still and movie share it */
+	uint64_t embedded_video; /* bytes of a motion photo's appended movie (XM_EMBEDDED) */
 	char warnings[256];   /* "; "-separated */
 	/* where the parser saw pictures to hash (x_phash), not stored */
 	struct {
@@ -84,8 +86,11 @@ void x_meta_release(struct x_meta *m);
  *   3: rating, label, keywords, title, description, creator, copyright
  *      (desc.h) from XMP, IPTC and EXIF text, in every format that can
  *      carry one of them; PSD, which had no parser before; XMP sidecars
- *      (format xmp), which had no format before. */
-#define X_META_VERSION 3
+ *      (format xmp), which had no format before;
+ *   4: content_id from Apple's MakerNote (a Live Photo's still, JPEG or
+ *      HEIC) and embedded_video (a motion photo's movie: Google's and
+ *      Samsung's XMP) in the formats that carry them. */
+#define X_META_VERSION 4
 #define X_META_STALE_SQL                                                                 \
 	"(error IS NULL AND (coalesce(meta_version, 0) < 1 AND format IN"                \
 	" ('jpeg', 'mpo', 'exv', 'png', 'webp', 'tiff', 'bigtiff', 'cr2', 'nef', 'arw',"  \
@@ -97,7 +102,8 @@ void x_meta_release(struct x_meta *m);
 	" ('jpeg', 'mpo', 'exv', 'png', 'webp', 'gif', 'tiff', 'bigtiff', 'cr2', 'nef',"  \
 	"  'arw', 'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif'," \
 	"  'cr3', 'jp2', 'mp4', 'mov', '3gp', '3g2', 'm4v', 'avi', 'psd', 'xmp')"         \
-	"  OR coalesce(meta_version, 0) < 3 AND format IS NULL AND content_hash IS NOT NULL))"
+	"  OR coalesce(meta_version, 0) < 3 AND format IS NULL AND content_hash IS NOT NULL" \
+	" OR coalesce(meta_version, 0) < 4 AND format IN ('jpeg', 'mpo', 'heic', 'heif', 'avif')))"
 
 /* A streamed file's metadata that lies past its first chunk: a movie's moov
  * box, which cameras and phones write after the media data, at the end of a

@@ -16,7 +16,12 @@
  * character boundary. */
 #define VALUE_MAX (32u * 1024u)
 
-enum kind { K_TEXT, K_RATING };
+enum kind { K_TEXT, K_RATING, K_MICRO, K_MICRO_OFFSET, K_MOTION };
+
+/* Google's camera and container namespaces (motion photos). */
+#define NS_GCAMERA "http://ns.google.com/photos/1.0/camera/\x01"
+#define NS_CONTAINER "http://ns.google.com/photos/1.0/container/\x01"
+#define NS_ITEM "http://ns.google.com/photos/1.0/container/item/\x01"
 
 static const struct prop {
 	const char *name; /* namespace URI, SEP, local name */
@@ -33,6 +38,9 @@ static const struct prop {
 	{"http://purl.org/dc/elements/1.1/\x01subject", DF_KEYWORD, K_TEXT, 1},
 	{"http://ns.adobe.com/lightroom/1.0/\x01hierarchicalSubject", DF_HIER, K_TEXT, 1},
 	{"http://www.digikam.org/ns/1.0/\x01TagsList", DF_HIER, K_TEXT, 1},
+	{NS_GCAMERA "MicroVideo", DF_N, K_MICRO, 0},
+	{NS_GCAMERA "MicroVideoOffset", DF_N, K_MICRO_OFFSET, 0},
+	{NS_GCAMERA "MotionPhoto", DF_N, K_MOTION, 0},
 };
 #define DIGIKAM_TAGS 8 /* props[8]: '/' separates its levels */
 
@@ -54,6 +62,12 @@ struct px {
 	struct strbuf text;   /* character data of the value being read */
 	struct strbuf chosen; /* an Alt's pick so far */
 	int have_chosen, chosen_default;
+	/* a motion photo: GCamera:MicroVideo and its offset from the end
+	 * (version 1 of Google's format), GCamera:MotionPhoto and the length
+	 * of its container item of semantic MotionPhoto (the current one);
+	 * -1 where absent */
+	int micro, motion;
+	int64_t micro_offset, item_length;
 };
 
 static void fail(struct px *x, const char *why)
@@ -98,9 +112,28 @@ static int parse_rating(const char *s)
 	return v >= -1 && v <= 5 ? v : -2;
 }
 
+/* A byte count: decimal digits, blanks around; else -1. */
+static int64_t parse_count(const char *s)
+{
+	int64_t v = 0;
+	int digits = 0;
+
+	s += strspn(s, " \t\r\n");
+	while (*s >= '0' && *s <= '9' && digits < 18)
+		v = v * 10 + (*s++ - '0'), digits++;
+	s += strspn(s, " \t\r\n");
+	return digits && !*s ? v : -1;
+}
+
 /* One value of the current property is complete. */
 static void emit(struct px *x, const struct prop *p, const char *s, size_t n)
 {
+	switch (p->kind) {
+	case K_MICRO: x->micro = parse_count(s) > 0; return;
+	case K_MOTION: x->motion = parse_count(s) > 0; return;
+	case K_MICRO_OFFSET: x->micro_offset = parse_count(s); return;
+	default: break;
+	}
 	if (p->kind == K_RATING) {
 		int r = parse_rating(s);
 		if (r == -2)
@@ -171,6 +204,14 @@ static void on_start(void *ud, const char *name, const char **atts)
 	if (!x->rdf) {
 		if (is_rdf(name, "RDF"))
 			x->rdf = d;
+		return;
+	}
+	if (d > x->rdf + 2 && strcmp(name, NS_CONTAINER "Item") == 0) {
+		/* <Container:Item Item:Semantic="MotionPhoto" Item:Length="N"/>
+		 * in Container:Directory's list: the movie appended */
+		const char *sem = attr(atts, NS_ITEM "Semantic"), *len = attr(atts, NS_ITEM "Length");
+		if (sem && strcmp(sem, "MotionPhoto") == 0 && len && x->item_length < 0)
+			x->item_length = parse_count(len);
 		return;
 	}
 	if (d == x->rdf + 1) {
@@ -317,6 +358,8 @@ int xmp_parse(const uint8_t *p, size_t n, struct x_meta *m, enum desc_src src)
 	x.src = src;
 	x.text = (struct strbuf)STRBUF_INIT;
 	x.chosen = (struct strbuf)STRBUF_INIT;
+	x.micro = x.motion = -1;
+	x.micro_offset = x.item_length = -1;
 	/* expat takes an int length */
 	if (n > (size_t)64 << 20) {
 		x_warn(m, "XMP: a packet of %zu bytes ignored", n);
@@ -346,6 +389,17 @@ int xmp_parse(const uint8_t *p, size_t n, struct x_meta *m, enum desc_src src)
 		else
 			x_warn(m, "XMP: %s at line %lu", XML_ErrorString(e),
 			       (unsigned long)XML_GetCurrentLineNumber(x.xp));
+	}
+	/* a motion photo's movie, as its own packet says (a sidecar's would
+	 * describe another file); a flag written 0 says there is none */
+	if (src != DS_SIDECAR && !(m->have & XM_EMBEDDED)) {
+		int64_t len = x.motion != 0 && x.item_length > 0 ? x.item_length
+			      : x.micro != 0 && x.micro_offset > 0 ? x.micro_offset
+								   : -1;
+		if (len > 0 && (x.motion > 0 || x.micro > 0)) {
+			m->embedded_video = (uint64_t)len;
+			m->have |= XM_EMBEDDED;
+		}
 	}
 	rc = x.rc;
 	XML_ParserFree(x.xp);

@@ -11,6 +11,7 @@ static const char help[] =
 	"usage: seekless query [--camera TEXT] [--lens TEXT] [--from DATE] [--to DATE]\n"
 	"                      [--near LAT,LON,KM] [--format F] [--errors]\n"
 	"                      [--rating N[..M]] [--label L] [--keyword K]... [--video]\n"
+	"       seekless query --pairs [--json] [--db PATH] [--config FILE]\n"
 	"                      [--json | --csv | -0] [--db PATH] [--config FILE]\n"
 	"\n"
 	"The indexed files that match every condition given, by path: their paths\n"
@@ -29,11 +30,17 @@ static const char help[] =
 	"  --keyword K     tagged K (any case), as a keyword, a hierarchical keyword\n"
 	"                  (Places|Coast|Sea) or its leaf (Sea); repeat: all of them\n"
 	"  --video         movies only (MOV, MP4, M4V, 3GP, AVI)\n"
-	"An XMP sidecar's rating, label and keywords count over the file's own\n"
-	"(and a sidecar that speaks for an image is found as that image).\n"
+	"  --pairs         instead: files that belong together, a group a line\n"
+	"                  (tab-separated kind and paths): raw+jpeg (a RAW and the\n"
+	"                  JPEG or HEIF of the same folder, name and capture time),\n"
+	"                  live (a Live Photo's still and movie: one content id),\n"
+	"                  motion (a motion photo, with its movie's bytes)\n"
 	"  --json          records as JSON lines (as `export` writes them)\n"
 	"  --csv           records as CSV\n"
-	"  -0, --print0    paths ending in NUL bytes (for xargs -0)\n";
+	"  -0, --print0    paths ending in NUL bytes (for xargs -0)\n"
+	"\n"
+	"An XMP sidecar's rating, label and keywords count over the file's own\n"
+	"(and a sidecar that speaks for an image is found as that image).\n";
 
 /* N, N..M, N.. or ..M, each -1..5. */
 static int parse_rating(const char *s, struct db_query *q)
@@ -92,6 +99,7 @@ int cmd_query(int argc, char **argv)
 		{"label", required_argument, NULL, 'L'},
 		{"keyword", required_argument, NULL, 'k'},
 		{"video", no_argument, NULL, 'V'},
+		{"pairs", no_argument, NULL, 'P'},
 		{"json", no_argument, NULL, 'j'},
 		{"csv", no_argument, NULL, 'v'},
 		{"print0", no_argument, NULL, '0'},
@@ -104,7 +112,7 @@ int cmd_query(int argc, char **argv)
 	struct db_query q;
 	struct db *db = NULL;
 	struct sl_err e;
-	int c, rc, format = DB_PATHS, outputs = 0;
+	int c, rc, format = DB_PATHS, outputs = 0, pairs = 0, filters = 0;
 
 	memset(&q, 0, sizeof(q));
 	optind = 1;
@@ -132,6 +140,7 @@ int cmd_query(int argc, char **argv)
 			q.keywords[q.nkeywords++] = optarg;
 			break;
 		case 'V': q.video = 1; break;
+		case 'P': pairs = 1; break;
 		case 'n':
 			if (parse_near(optarg, &q) != 0) {
 				cli_usage_error("query", "--near wants LAT,LON,KM, e.g. 48.86,2.35,5");
@@ -151,6 +160,12 @@ int cmd_query(int argc, char **argv)
 		cli_usage_error("query", "unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
+	filters = q.camera || q.lens || q.from || q.to || q.format || q.errors || q.near ||
+		  q.rating || q.label || q.nkeywords || q.video;
+	if (pairs && (filters || (outputs && format != DB_JSONL))) {
+		cli_usage_error("query", "--pairs takes no conditions, and only --json");
+		return EXIT_USAGE;
+	}
 	if (outputs > 1) {
 		cli_usage_error("query", "choose one of --json, --csv and --print0");
 		return EXIT_USAGE;
@@ -161,7 +176,12 @@ int cmd_query(int argc, char **argv)
 	}
 	if ((rc = cli_open_index("query", dbopt, config, &db)) != EXIT_OK)
 		return rc;
-	rc = db_query(db, &q, stdout, format, &e);
+	if (pairs) {
+		uint64_t n;
+		rc = db_pairs(db, stdout, format == DB_JSONL, &n, &e);
+	} else {
+		rc = db_query(db, &q, stdout, format, &e);
+	}
 	if (rc != SL_OK)
 		cli_error("query", &e);
 	db_close(db);

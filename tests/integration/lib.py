@@ -23,7 +23,8 @@ EXPORT_KEYS = ["path", "size", "mtime", "format", "width", "height", "make", "mo
                "f_number", "iso", "focal_length", "lens_model", "content_hash",
                "phys_offset", "fragments", "error", "tz_offset", "subsec", "duration",
                "content_id", "rating", "label", "keywords", "hierarchical_keywords", "title",
-               "description", "creator", "copyright", "sidecar"]
+               "description", "creator", "copyright", "sidecar",
+               "embedded_video"]
 
 _failures = []
 

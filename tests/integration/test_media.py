@@ -42,6 +42,8 @@ back from the next incremental scan, which reads those files again and
 says so, and a scan after that reads nothing.
 """
 import json
+import shutil
+import struct
 import os
 import re
 import sqlite3
@@ -167,8 +169,32 @@ def described(e):
     return out
 
 
+def motion_video(e):
+    """A motion photo's appended movie by exiftool's reading of its XMP:
+    the MicroVideoOffset of version 1, else the Length of the container
+    item of semantic MotionPhoto.  exiftool does not check the claim
+    against the file: the test drops one it knows to be false."""
+    if str(e.get("XMP:MotionPhoto")) == "1":
+        # exiftool 12.57 flattens only the list's first item: its -struct
+        # reading (merged in by the caller) has them all
+        for item in e.get("XMP:Directory") or []:
+            it = item.get("Item", {}) if isinstance(item, dict) else {}
+            if it.get("Semantic") == "MotionPhoto" and it.get("Length") is not None:
+                return int(it["Length"])
+    if str(e.get("XMP:MicroVideo")) == "1" and e.get("XMP:MicroVideoOffset"):
+        return int(e["XMP:MicroVideoOffset"])
+    return None
+
+
 def expected_fields(e):
     out = described(e)
+    # Apple's MakerNote tag 0x0011: ContentIdentifier in later exiftools
+    out["content_id"] = text(e.get("MakerNotes:ContentIdentifier") or
+                             e.get("MakerNotes:MediaGroupUUID"))
+    out["embedded_video"] = motion_video(e)
+    if out["embedded_video"] and e.get("File:FileSize") and \
+            out["embedded_video"] >= e["File:FileSize"]:
+        out["embedded_video"] = None  # overclaim.jpg: more than the file holds
     tz = text(e.get("EXIF:OffsetTimeOriginal")) or text(e.get("EXIF:OffsetTime"))
     ss = text(e.get("EXIF:SubSecTimeOriginal"))
     if ss is not None:
@@ -316,6 +342,69 @@ def make_described(d):
     return [j[1] for j in jobs] + ["xmp.webp"]
 
 
+APPLE_CID = "5A2D1F3E-1111-2222-3333-444455556666"  # apple.mov's (make_movies)
+
+
+def jpeg_with(jpeg, app):
+    """jpeg with the APPn segments app (marker, body) put after its SOI."""
+    segs = b"".join(b"\xff" + bytes([m]) + (len(b) + 2).to_bytes(2, "big") + b for m, b in app)
+    return jpeg[:2] + segs + jpeg[2:]
+
+
+def apple_exif(cid):
+    """An EXIF block (big-endian TIFF) whose Exif IFD holds an Apple
+    MakerNote ("Apple iOS", version 1, MM, an IFD with offsets from the
+    MakerNote's start) carrying ContentIdentifier (0x0011)."""
+    text = cid.encode() + b"\0"
+    mn = b"Apple iOS\0" + b"\0\x01" + b"MM" + struct.pack(">H", 1)
+    mn += struct.pack(">HHII", 0x0011, 2, len(text), 16 + 12 + 4) + b"\0\0\0\0" + text
+    ifd0 = struct.pack(">H", 1) + struct.pack(">HHII", 0x8769, 4, 1, 8 + 18) + b"\0\0\0\0"
+    exif_at = 8 + len(ifd0)
+    exif = struct.pack(">H", 1) + struct.pack(">HHII", 0x927C, 7, len(mn), exif_at + 18) + \
+        b"\0\0\0\0"
+    return b"Exif\0\0" + b"MM\0\x2a" + struct.pack(">I", 8) + ifd0 + exif + mn
+
+
+def make_pairs(d):
+    """What Live Photos and motion photos are made of, for content_id and
+    embedded_video: a JPEG still carrying apple.mov's content identifier in
+    an Apple MakerNote; a Google motion photo of version 1 (GCamera
+    MicroVideo, written by exiftool) and one of the current format
+    (GCamera:MotionPhoto and a Container:Directory), each with a movie
+    appended; a motion photo whose XMP claims more bytes than follow.
+    Returns the names."""
+    with open(os.path.join(d, "base.jpg"), "rb") as f:
+        base = f.read()
+    with open(os.path.join(d, "faststart.mp4"), "rb") as f:
+        movie = f.read()
+    with open(os.path.join(d, "live.jpg"), "wb") as f:
+        f.write(jpeg_with(base, [(0xE1, apple_exif(APPLE_CID))]))
+    p = subprocess.run(["exiftool", "-q", "-o", "micro.jpg", "-XMP-GCamera:MicroVideo=1",
+                        "-XMP-GCamera:MicroVideoVersion=1",
+                        "-XMP-GCamera:MicroVideoOffset=%d" % len(movie), "base.jpg"],
+                       cwd=d, capture_output=True, text=True)
+    check(p.returncode == 0, "exiftool micro.jpg: %s" % p.stderr[-300:])
+    with open(os.path.join(d, "micro.jpg"), "ab") as f:
+        f.write(movie)
+    packet = ('<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF'
+              ' xmlns:rdf="http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description'
+              ' rdf:about="" xmlns:GCamera="http://ns.google.com/photos/1.0/camera/"'
+              ' xmlns:Container="http://ns.google.com/photos/1.0/container/"'
+              ' xmlns:Item="http://ns.google.com/photos/1.0/container/item/"'
+              ' GCamera:MotionPhoto="1" GCamera:MotionPhotoVersion="1">'
+              '<Container:Directory><rdf:Seq>'
+              '<rdf:li rdf:parseType="Resource"><Container:Item Item:Mime="image/jpeg"'
+              ' Item:Semantic="Primary" Item:Length="0" Item:Padding="0"/></rdf:li>'
+              '<rdf:li rdf:parseType="Resource"><Container:Item Item:Mime="video/mp4"'
+              ' Item:Semantic="MotionPhoto" Item:Length="%d" Item:Padding="0"/></rdf:li>'
+              '</rdf:Seq></Container:Directory></rdf:Description></rdf:RDF></x:xmpmeta>')
+    app1 = b"http://ns.adobe.com/xap/1.0/\0"
+    for name, claimed in (("motion.jpg", len(movie)), ("overclaim.jpg", len(movie) + 999999)):
+        with open(os.path.join(d, name), "wb") as f:
+            f.write(jpeg_with(base, [(0xE1, app1 + (packet % claimed).encode())]) + movie)
+    return ["live.jpg", "micro.jpg", "motion.jpg", "overclaim.jpg"], len(movie)
+
+
 def sql(db, statement):
     con = sqlite3.connect(db)
     try:
@@ -340,7 +429,9 @@ def live_exiftool(root, tags):
 
 with open(os.path.join(media, "expected.json")) as f:
     oracle = {("media", e["SourceFile"]): e for e in json.load(f)}
-for name, e in live_exiftool(real, ["-EXIF:all", "-XMP:all", "-IPTC:all"]).items():
+for name, e in live_exiftool(real, ["-EXIF:all", "-XMP:all", "-IPTC:all",
+                                   "-MakerNotes:MediaGroupUUID",
+                                   "-MakerNotes:ContentIdentifier"]).items():
     oracle[("real", name)] = e
 
 
@@ -355,8 +446,15 @@ with tempdir("media") as work:
     gen = os.path.join(work, "gen")
     make_movies(gen)
     described_files = make_described(gen)
+    pair_files, movie_len = make_pairs(gen)
     for name, e in live_exiftool(gen, ["-api", "LargeFileSupport=1"]).items():
         oracle[("gen", name)] = e
+    p = subprocess.run(["exiftool", "-j", "-struct", "-G", "-XMP:Directory"] +
+                       [os.path.join(gen, f) for f in pair_files], capture_output=True, text=True)
+    for e in json.loads(p.stdout or "[]"):
+        if "XMP:Directory" in e:
+            oracle[("gen", os.path.basename(e["SourceFile"]))]["XMP:Directory"] = \
+                e["XMP:Directory"]
     for f in described_files:
         e = oracle.get(("gen", f), {})
         check(any(described(e).values()), "exiftool reads what it wrote into %s: %s" % (f, e))
@@ -368,6 +466,46 @@ with tempdir("media") as work:
     recs = {}
     for r in export(db):
         recs[(side_of(r["path"]), os.path.basename(r["path"]))] = r
+    # the Live Photo's still and the motion photos, by what the test made
+    g = {k[1]: r for k, r in recs.items() if k[0] == "gen"}
+    check(g.get("live.jpg", {}).get("content_id") == APPLE_CID ==
+          g.get("apple.mov", {}).get("content_id"),
+          "a Live Photo's still (Apple MakerNote) and movie share content_id")
+    for name in ("micro.jpg", "motion.jpg"):
+        check(g.get(name, {}).get("embedded_video") == movie_len,
+              "%s: embedded_video is the appended movie's %d bytes: %s" %
+              (name, movie_len, g.get(name, {}).get("embedded_video")))
+    warned = db_rows(db, "SELECT warnings FROM files WHERE path LIKE '%/overclaim.jpg'")
+    check(g.get("overclaim.jpg", {}).get("embedded_video") is None and warned and
+          "motion photo" in (warned[0][0] or ""),
+          "a motion photo claiming more than the file holds: none, with a warning")
+    # query --pairs: the Live Photo and the motion photos above, and a RAW
+    # beside the JPEG of its capture time (exiftool setting the time it
+    # reads in the RAW), not beside one of another time
+    pairs_dir = os.path.join(work, "pairs")
+    os.makedirs(pairs_dir)
+    shutil.copy(os.path.join(real, "exiftool__CanonRaw.cr2"), os.path.join(pairs_dir, "P1.CR2"))
+    shutil.copy(os.path.join(real, "exiftool__CanonRaw.cr2"), os.path.join(pairs_dir, "P2.CR2"))
+    taken = oracle[("real", "exiftool__CanonRaw.cr2")]["EXIF:DateTimeOriginal"]
+    for name, when in (("P1.JPG", taken), ("P2.JPG", "2001:01:01 00:00:00")):
+        p = subprocess.run(["exiftool", "-q", "-o", os.path.join(pairs_dir, name),
+                            "-EXIF:DateTimeOriginal=" + when, os.path.join(gen, "base.jpg")],
+                           capture_output=True, text=True)
+        check(p.returncode == 0, "exiftool %s: %s" % (name, p.stderr[-200:]))
+    pdb = os.path.join(work, "p.db")
+    run("scan", "--db", pdb, "--quiet", gen, pairs_dir)
+    rc, out, err = run("query", "--db", pdb, "--pairs", "--json")
+    got = sorted((j["kind"], tuple(j["files"]), j.get("embedded_video"))
+                 for j in map(json.loads, out.splitlines()))
+    rg, rp = os.path.realpath(gen), os.path.realpath(pairs_dir)
+    want = sorted([("live", (rg + "/apple.mov", rg + "/live.jpg"), None),
+                   ("motion", (rg + "/micro.jpg",), movie_len),
+                   ("motion", (rg + "/motion.jpg",), movie_len),
+                   ("raw+jpeg", (rp + "/P1.CR2", rp + "/P1.JPG"), None)])
+    check(rc == 0 and got == want, "query --pairs: %s" % got)
+    rc, out, err = run("query", "--db", pdb, "--pairs")
+    check(rc == 0 and "raw+jpeg\t%s/P1.CR2\t%s/P1.JPG\n" % (rp, rp) in out,
+          "query --pairs as text: %s" % out)
     # the same movies streamed: 256 KiB chunks, the moov box caught in passing
     sdb = os.path.join(work, "s.db")
     rc, out, err = run("scan", "--mem", "1M", "--db", sdb, media, gen)

@@ -174,7 +174,8 @@ with tempdir("query-desc", base="/dev/shm") as work:
           want(lambda r, lab, kw, hier: has_kw("sea", kw, hier) and has_kw("family", kw, hier)
                and r is not None and 0 <= r <= 5), "--keyword twice: both, with --rating")
     check(q("--video") == sorted(movies), "--video: %s" % q("--video"))
-    for bad in (["--rating", "6"], ["--rating", "3..1"], ["--rating", "x"], ["--rating", "-2.."]):
+    for bad in (["--rating", "6"], ["--rating", "3..1"], ["--rating", "x"], ["--rating", "-2.."],
+                ["--pairs", "--rating", "3"], ["--pairs", "--csv"]):
         rc, out, err = run("query", "--db", db, *bad)
         check(rc == 2, "usage error for %r: %d %s" % (bad, rc, err))
 

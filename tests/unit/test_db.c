@@ -122,13 +122,13 @@ static void test_create_and_export(void)
 			  "\"keywords\":[\"sea \\\"blue\\\"\",\"beach\"],"
 			  "\"hierarchical_keywords\":[\"Places|Sea\"],\"title\":\"Bay\","
 			  "\"description\":\"Caption\",\"creator\":\"Ann; Bob\","
-			  "\"copyright\":\"(c) Ann\",\"sidecar\":null}\n") == out);
+			  "\"copyright\":\"(c) Ann\",\"sidecar\":null,\"embedded_video\":null}\n") == out);
 	CHECK(strstr(out, "\"path\":\"/photos/bad.jpg\"") != NULL);
 	CHECK(strstr(out, "\"content_hash\":null,\"phys_offset\":40960,\"fragments\":2,"
 			  "\"error\":\"open: Permission denied\",\"tz_offset\":null,\"subsec\":null,"
 			  "\"duration\":null,\"content_id\":null,\"rating\":null,\"label\":null,"
 			  "\"keywords\":null,\"hierarchical_keywords\":null,\"title\":null,"
-			  "\"description\":null,\"creator\":null,\"copyright\":null,\"sidecar\":null}") != NULL);
+			  "\"description\":null,\"creator\":null,\"copyright\":null,\"sidecar\":null,\"embedded_video\":null}") != NULL);
 	free(out);
 
 	out = slurp_export(db, DB_JSONL | DB_EXTENDED);
@@ -137,7 +137,7 @@ static void test_create_and_export(void)
 			  "\"label\":\"Red\",\"keywords\":[\"sea \\\"blue\\\"\",\"beach\"],"
 			  "\"hierarchical_keywords\":[\"Places|Sea\"],\"title\":\"Bay\","
 			  "\"description\":\"Caption\",\"creator\":\"Ann; Bob\","
-			  "\"copyright\":\"(c) Ann\",\"sidecar\":null,"
+			  "\"copyright\":\"(c) Ann\",\"sidecar\":null,\"embedded_video\":null,"
 			  "\"phash\":\"fedcba9876543210\",\"phash_src\":null,"
 			  "\"warnings\":null,\"placement\":\"physical\",\"meta_version\":" XSTR(X_META_VERSION) "}") != NULL);
 	free(out);
@@ -147,17 +147,17 @@ static void test_create_and_export(void)
 			   "orientation,gps_lat,gps_lon,exposure_time,f_number,iso,focal_length,"
 			   "lens_model,content_hash,phys_offset,fragments,error,tz_offset,subsec,"
 			   "duration,content_id,rating,label,keywords,hierarchical_keywords,title,"
-			   "description,creator,copyright,sidecar\n"
+			   "description,creator,copyright,sidecar,embedded_video\n"
 			   "\"/photos/a,\"\"b\"\".jpg\",1234,",
 		      strlen("path,size,mtime,format,width,height,make,model,datetime_original,"
 			     "orientation,gps_lat,gps_lon,exposure_time,f_number,iso,focal_length,"
 			     "lens_model,content_hash,phys_offset,fragments,error,tz_offset,subsec,"
 			   "duration,content_id,rating,label,keywords,hierarchical_keywords,title,"
-			   "description,creator,copyright,sidecar\n"
+			   "description,creator,copyright,sidecar,embedded_video\n"
 			     "\"/photos/a,\"\"b\"\".jpg\",1234,")) == 0);
 	CHECK(strstr(out, ",Canon,,2020-01-02T03:04:05,6,-33.5,151.25,,,400,,,") != NULL);
 	CHECK(strstr(out, ",AB-CD,4,Red,\"sea \"\"blue\"\"; beach\",Places|Sea,Bay,Caption,"
-			  "Ann; Bob,(c) Ann,\n") != NULL);
+			  "Ann; Bob,(c) Ann,,\n") != NULL);
 	free(out);
 	db_close(db);
 	db_close(NULL);

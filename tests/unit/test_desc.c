@@ -63,6 +63,57 @@ static void test_xmp_attributes(void)
 	CHECK_STR(m.warnings, "");
 }
 
+#define NS_GC "xmlns:GCamera='http://ns.google.com/photos/1.0/camera/'"
+#define NS_CT "xmlns:Container='http://ns.google.com/photos/1.0/container/'" \
+	      " xmlns:Item='http://ns.google.com/photos/1.0/container/item/'"
+#define DIRECTORY(len)                                                                   \
+	"<Container:Directory><rdf:Seq><rdf:li rdf:parseType='Resource'>"                 \
+	"<Container:Item Item:Mime='image/jpeg' Item:Semantic='Primary' Item:Length='0'/>" \
+	"</rdf:li><rdf:li rdf:parseType='Resource'><Container:Item Item:Mime='video/mp4'"   \
+	" Item:Semantic='MotionPhoto' Item:Length='" len "'/></rdf:li></rdf:Seq>"          \
+	"</Container:Directory>"
+
+/* A motion photo's movie: Google's two formats, as attributes or
+ * elements; a flag of 0, or none, says there is no movie. */
+static void test_xmp_motion(void)
+{
+	static const struct {
+		const char *xmp;
+		uint64_t want; /* 0: none */
+	} cases[] = {
+		{HEAD "<rdf:Description " NS_GC " GCamera:MicroVideo='1'"
+		      " GCamera:MicroVideoOffset='4242'/>" TAIL, 4242},
+		{HEAD "<rdf:Description " NS_GC "><GCamera:MicroVideo>1</GCamera:MicroVideo>"
+		      "<GCamera:MicroVideoOffset> 99 </GCamera:MicroVideoOffset></rdf:Description>"
+		      TAIL, 99},
+		{HEAD "<rdf:Description " NS_GC " GCamera:MicroVideo='0'"
+		      " GCamera:MicroVideoOffset='4242'/>" TAIL, 0},
+		{HEAD "<rdf:Description " NS_GC " GCamera:MicroVideoOffset='4242'/>" TAIL, 0},
+		{HEAD "<rdf:Description " NS_GC " " NS_CT " GCamera:MotionPhoto='1'>"
+		      DIRECTORY("123456") "</rdf:Description>" TAIL, 123456},
+		{HEAD "<rdf:Description " NS_GC " " NS_CT " GCamera:MotionPhoto='0'>"
+		      DIRECTORY("123456") "</rdf:Description>" TAIL, 0},
+		{HEAD "<rdf:Description " NS_GC " " NS_CT " GCamera:MotionPhoto='1'>"
+		      DIRECTORY("12x") "</rdf:Description>" TAIL, 0},
+		/* both: the current format's item wins */
+		{HEAD "<rdf:Description " NS_GC " " NS_CT " GCamera:MotionPhoto='1'"
+		      " GCamera:MicroVideo='1' GCamera:MicroVideoOffset='7'>" DIRECTORY("8")
+		      "</rdf:Description>" TAIL, 8},
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		CHECK_INT(xmp(cases[i].xmp), SL_OK);
+		CHECK_INT((m.have & XM_EMBEDDED) != 0, cases[i].want != 0);
+		CHECK_INT((long long)m.embedded_video, (long long)cases[i].want);
+	}
+	/* a sidecar describes another file: no movie of its own */
+	reset();
+	CHECK_INT(xmp_parse((const uint8_t *)cases[0].xmp, strlen(cases[0].xmp), &m, DS_SIDECAR),
+		  SL_OK);
+	CHECK_INT(m.have & XM_EMBEDDED, 0);
+}
+
 static void test_xmp_elements(void)
 {
 	CHECK_INT(xmp("<?xpacket begin='\xef\xbb\xbf' id='W5M0MpCehiHzreSzNTczkc9d'?>" HEAD
@@ -454,6 +505,7 @@ int main(void)
 {
 	RUN(test_xmp_attributes);
 	RUN(test_xmp_elements);
+	RUN(test_xmp_motion);
 	RUN(test_xmp_namespaces);
 	RUN(test_xmp_ratings);
 	RUN(test_xmp_utf16);
