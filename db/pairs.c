@@ -48,6 +48,7 @@ static int group_add(struct group *g, const char *path, const char *when, int si
 			return -1;
 		g->m = nm, g->cap = nc;
 	}
+	g->m[g->n].side = side;
 	g->m[g->n].path = strdup(path);
 	g->m[g->n].when = strdup(when ? when : "");
 	if (!g->m[g->n].path || !g->m[g->n].when) {
@@ -232,7 +233,7 @@ int db_pairs(struct db *db, FILE *out, int json, uint64_t *count, struct sl_err 
 	sqlite3_finalize(st);
 	if (rc == SL_OK && o.oom)
 		rc = SL_FAIL(err, SL_E_NOMEM, 0, "pairs: out of memory");
-	if (rc == SL_OK && (fwrite(o.p, 1, o.len, out) != o.len || fflush(out) != 0))
+	if (rc == SL_OK && ((o.len && fwrite(o.p, 1, o.len, out) != o.len) || fflush(out) != 0))
 		rc = SL_FAIL(err, SL_E_IO, 0, "pairs: write error");
 	sb_free(&o);
 	return rc;
