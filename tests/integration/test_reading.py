@@ -149,11 +149,26 @@ with tempdir("reading") as work, loop_fs("ext4", 640) as lfs:
     check(dontneeds(trace, files) == set(files),
           "the scan drops every file it brought in: %d of %d"
           % (len(dontneeds(trace, files)), len(files)))
-    evict(files)
-    warm(kept)
-    rc, err, trace = traced_scan(work, "scan", "--db", db, "--quiet", "--full", root)
-    check(rc == 0, "traced --full scan: %s" % err[-300:])
-    dropped = dontneeds(trace, files)
+    # A file warmed before the scan may still lose pages before the scan
+    # opens it (rarely: once in about six sanitizer runs here, with no
+    # reclaim in /proc/vmstat); the scan is then right to drop it.  So a
+    # kept file dropped counts against us when every warmed file was whole
+    # in the cache just before the scan (fincore): then the scan saw it
+    # cached and dropped it anyway.  Otherwise tried again, up to 4 times,
+    # saying so.
+    for attempt in range(4):
+        evict(files)
+        warm(kept)
+        before = resident(kept)
+        rc, err, trace = traced_scan(work, "scan", "--db", db, "--quiet", "--full", root)
+        check(rc == 0, "traced --full scan: %s" % err[-300:])
+        dropped = dontneeds(trace, files)
+        lost = [p for p in kept if before[p] < os.path.getsize(p)]
+        if not (dropped & set(kept)) or not lost:
+            break
+        print("attempt %d: %d files cached before the scan dropped; %d of the %d warmed were"
+              " not whole in the cache just before it: again" %
+              (attempt + 1, len(dropped & set(kept)), len(lost), len(kept)))
     check(dropped == set(others), "it drops none of the files cached before it (%d dropped),"
           " all the others (%d of %d)" % (len(dropped & set(kept)), len(dropped & set(others)),
                                           len(others)))
