@@ -346,10 +346,10 @@ int db_racy(const struct db *db, uint16_t devi, int64_t ctime_ns, int64_t mtime_
  * commits, recomputes files.sidecar_id for every image the changed paths
  * could affect. */
 int db_links_init(struct db *db, int from_version, struct sl_err *err);
+int db_links_update(struct db *db, struct sl_err *err);
 /* Within db/: the length of a file name's stem, as Python's
  * os.path.splitext splits it (up to the last dot that does not lead it). */
 size_t db_stem_len(const char *name, size_t n);
-int db_links_update(struct db *db, struct sl_err *err);
 /* Within db/: SL_E_DB error from the handle's last failure. */
 int db_fail(sqlite3 *h, struct sl_err *err, const char *file, int line, const char *what);
 #define DB_FAIL(h, err, what) db_fail((h), (err), __FILE__, __LINE__, (what))

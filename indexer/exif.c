@@ -348,10 +348,6 @@ static int is_raw_photometric(uint64_t v)
 	return v == 32803 /* CFA */ || v == 34892 /* LinearRaw */;
 }
 
-/* A tag of IFD0, IFD1..., a SubIFD or the Exif IFD.  Like exiftool, one
- * table serves them all (cameras put LensModel in IFD0, Orientation only in
- * IFD1...) and the first value met wins; the image size follows its own
- * rule.  first: this is IFD0. */
 /* Apple's MakerNote ("Apple iOS", a version, a byte-order mark, then an
  * IFD whose offsets count from the MakerNote's start): tag 0x0011 is the
  * ContentIdentifier a Live Photo's still shares with its movie.  Read
@@ -390,6 +386,10 @@ static void apple_makernote(struct tiff *t, const uint8_t *p, size_t n)
 	}
 }
 
+/* A tag of IFD0, IFD1..., a SubIFD or the Exif IFD.  Like exiftool, one
+ * table serves them all (cameras put LensModel in IFD0, Orientation only in
+ * IFD1...) and the first value met wins; the image size follows its own
+ * rule.  first: this is IFD0. */
 static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, int first,
 		   struct image *im)
 {

@@ -248,12 +248,12 @@ void x_copy_text(char *dst, size_t cap, const uint8_t *s, size_t n)
  * an ISO media file does (a box whose type is ftyp). */
 static void check_embedded(const uint8_t *p, size_t n, uint64_t file_size, struct x_meta *m)
 {
-	uint64_t len = m->embedded_video, at = file_size - len;
+	uint64_t len = m->embedded_video;
 
 	if (len >= file_size || len < 8) {
 		x_warn(m, "motion photo: its XMP gives a movie of %" PRIu64 " bytes in a file of %"
 			  PRIu64, len, file_size);
-	} else if (n >= file_size && memcmp(p + at + 4, "ftyp", 4) != 0) {
+	} else if (n >= file_size && memcmp(p + (file_size - len) + 4, "ftyp", 4) != 0) {
 		x_warn(m, "motion photo: no movie in the last %" PRIu64 " bytes, where its XMP says",
 		       len);
 	} else {

@@ -132,15 +132,15 @@ static void emit(struct px *x, const struct prop *p, const char *s, size_t n)
 	case K_MICRO: x->micro = parse_count(s) > 0; return;
 	case K_MOTION: x->motion = parse_count(s) > 0; return;
 	case K_MICRO_OFFSET: x->micro_offset = parse_count(s); return;
-	default: break;
-	}
-	if (p->kind == K_RATING) {
+	case K_RATING: {
 		int r = parse_rating(s);
 		if (r == -2)
 			x_warn(x->m, "XMP: Rating '%.16s' is not -1..5", s);
 		else if (desc_rating(x->m, x->src, r) != SL_OK)
 			nomem(x);
 		return;
+	}
+	default: break;
 	}
 	if (p == &props[DIGIKAM_TAGS]) {
 		/* digiKam writes levels with '/', Lightroom with '|' */
@@ -391,12 +391,13 @@ int xmp_parse(const uint8_t *p, size_t n, struct x_meta *m, enum desc_src src)
 			       (unsigned long)XML_GetCurrentLineNumber(x.xp));
 	}
 	/* a motion photo's movie, as its own packet says (a sidecar's would
-	 * describe another file); a flag written 0 says there is none */
+	 * describe another file): each length counts only under its own flag
+	 * set to 1, and the current format (Container) wins over the first */
 	if (src != DS_SIDECAR && !(m->have & XM_EMBEDDED)) {
-		int64_t len = x.motion != 0 && x.item_length > 0 ? x.item_length
-			      : x.micro != 0 && x.micro_offset > 0 ? x.micro_offset
-								   : -1;
-		if (len > 0 && (x.motion > 0 || x.micro > 0)) {
+		int64_t len = x.motion > 0 && x.item_length > 0  ? x.item_length
+			      : x.micro > 0 && x.micro_offset > 0 ? x.micro_offset
+								  : -1;
+		if (len > 0) {
 			m->embedded_video = (uint64_t)len;
 			m->have |= XM_EMBEDDED;
 		}

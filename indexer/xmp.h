@@ -12,10 +12,11 @@
  *   into "A|B|C").
  * Everything goes to desc.h under the source the caller names (the packet
  * in a file, or a sidecar).  From a file's own packet, not a sidecar's,
- * also a motion photo's movie length (x_meta.embedded_video): Google's
- * GCamera:MicroVideoOffset when GCamera:MicroVideo is 1, else, when
- * GCamera:MotionPhoto is 1, the Item:Length of the Container:Item whose
- * Item:Semantic is MotionPhoto (x_extract checks it against the file).
+ * also a motion photo's movie length (x_meta.embedded_video): when
+ * GCamera:MotionPhoto is 1 (the current format), the Item:Length of the
+ * Container:Item whose Item:Semantic is MotionPhoto, else, when
+ * GCamera:MicroVideo is 1 (the first format), GCamera:MicroVideoOffset
+ * (x_extract checks it against the file).
  *
  * The packet is hostile input: a DOCTYPE (where entity declarations live,
  * and with them the "billion laughs") is refused outright, no external

@@ -11,8 +11,8 @@ static const char help[] =
 	"usage: seekless query [--camera TEXT] [--lens TEXT] [--from DATE] [--to DATE]\n"
 	"                      [--near LAT,LON,KM] [--format F] [--errors]\n"
 	"                      [--rating N[..M]] [--label L] [--keyword K]... [--video]\n"
-	"       seekless query --pairs [--json] [--db PATH] [--config FILE]\n"
 	"                      [--json | --csv | -0] [--db PATH] [--config FILE]\n"
+	"       seekless query --pairs [--json] [--db PATH] [--config FILE]\n"
 	"\n"
 	"The indexed files that match every condition given, by path: their paths\n"
 	"one per line (as stored), or their records.\n"
@@ -42,7 +42,8 @@ static const char help[] =
 	"An XMP sidecar's rating, label and keywords count over the file's own\n"
 	"(and a sidecar that speaks for an image is found as that image).\n";
 
-/* N, N..M, N.. or ..M, each -1..5. */
+/* N, N..M, N.. or ..M: the syntax only; db_query_check owns the range
+ * (values far outside it are clamped so that they stay outside it as int). */
 static int parse_rating(const char *s, struct db_query *q)
 {
 	const char *dots = strstr(s, "..");
@@ -60,8 +61,8 @@ static int parse_rating(const char *s, struct db_query *q)
 		if (*end)
 			return -1;
 	}
-	if (lo < -1 || hi > 5 || lo > hi)
-		return -1;
+	lo = lo < -1000 ? -1000 : lo > 1000 ? 1000 : lo;
+	hi = hi < -1000 ? -1000 : hi > 1000 ? 1000 : hi;
 	q->rating = 1;
 	q->rating_lo = (int)lo;
 	q->rating_hi = (int)hi;
@@ -126,8 +127,8 @@ int cmd_query(int argc, char **argv)
 		case 'E': q.errors = 1; break;
 		case 'r':
 			if (parse_rating(optarg, &q) != 0) {
-				cli_usage_error("query", "--rating wants N, N..M, N.. or ..M with"
-							 " -1 <= N <= M <= 5, not '%s'", optarg);
+				cli_usage_error("query", "--rating wants N, N..M, N.. or ..M,"
+							 " not '%s'", optarg);
 				return EXIT_USAGE;
 			}
 			break;
