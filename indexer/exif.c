@@ -28,11 +28,27 @@ struct tiff {
 	/* the image size: IFD0's, unless a later IFD says it is the full image */
 	int have_w, have_h;
 	uint32_t w, h;
-	/* GPS parts, combined at the end */
-	double lat[3], lon[3];
-	int have_lat, have_lon;
-	char lat_ref, lon_ref;
+	int low;       /* in IFD1... of a JPEG (EXIF_IFD1_LOW): replaces nothing */
 };
+
+/* x_meta.exif.own: the fields EXIF set, which a later EXIF value replaces */
+enum {
+	EX_MAKE = 1u << 0,
+	EX_MODEL = 1u << 1,
+	EX_LENS = 1u << 2,
+	EX_TAKEN = 1u << 3,
+	EX_ISO = 1u << 4,
+	EX_EXPOSURE = 1u << 5,
+	EX_FNUMBER = 1u << 6,
+	EX_FOCAL = 1u << 7,
+	EX_GPS = 1u << 8
+};
+
+/* May the value being read take field bit?  filled: it holds a value. */
+static int may_set(const struct tiff *t, unsigned bit, int filled)
+{
+	return !filled || (!t->low && (t->m->exif.own & bit));
+}
 
 struct entry {
 	uint16_t tag;
@@ -221,6 +237,125 @@ static int get_rat(struct tiff *t, const struct entry *e, uint64_t idx, double *
 	return 0;
 }
 
+/* The idx-th number written in a text value: an optional sign, digits
+ * with an optional fraction, and an optional "/denominator" ("1/250", as
+ * some writers store ExposureTime); numbers are separated by anything
+ * else.  Up to the first NUL.  -1 when there is no such number or the
+ * denominator is 0. */
+static int text_number(const uint8_t *s, size_t n, uint64_t idx, double *v)
+{
+	size_t i = 0;
+	const uint8_t *z = memchr(s, 0, n);
+
+	if (z)
+		n = (size_t)(z - s);
+	for (;;) {
+		double num = 0, den = 0, scale = 1;
+		int neg = 0, digits = 0;
+
+		while (i < n && !(s[i] >= '0' && s[i] <= '9') &&
+		       !((s[i] == '-' || s[i] == '+' || s[i] == '.') && i + 1 < n &&
+			 s[i + 1] >= '0' && s[i + 1] <= '9'))
+			i++;
+		if (i == n)
+			return -1;
+		if (s[i] == '-' || s[i] == '+')
+			neg = s[i++] == '-';
+		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+			num = num * 10 + (s[i] - '0');
+		if (i < n && s[i] == '.')
+			for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+				num += (s[i] - '0') * (scale /= 10);
+		if (i + 1 < n && s[i] == '/' && s[i + 1] >= '0' && s[i + 1] <= '9')
+			for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
+				den = den * 10 + (s[i] - '0');
+		else
+			den = 1;
+		if (!digits || idx-- > 0)
+			continue;
+		if (den == 0)
+			return -1;
+		*v = (neg ? -num : num) / den;
+		return 0;
+	}
+}
+
+/* Value idx as a number, whatever type it was stored in: writers put
+ * ISO in ASCII, FocalLength in a SHORT, FNumber in a FLOAT, Orientation
+ * in a RATIONAL, and exiftool reads each as stored, so do we.  -1 for a
+ * zero denominator, a text with no idx-th number, or a type that holds no
+ * number (the caller then leaves the field unknown). */
+static int get_num(struct tiff *t, const struct entry *e, uint64_t idx, double *v)
+{
+	size_t off = e->off + (size_t)idx * e->unit;
+	uint64_t u;
+	uint32_t a, b;
+	uint16_t h;
+	uint8_t c;
+
+	*v = 0;
+	switch (e->type) {
+	case 2:
+		return text_number(t->c.p + e->off, (size_t)e->count, idx, v);
+	case 5: case 10:
+		return get_rat(t, e, idx, v);
+	case 6:
+		if (idx >= e->count || bc_u8(&t->c, off, &c))
+			return -1;
+		*v = (int8_t)c;
+		return 0;
+	case 8:
+		if (idx >= e->count || bc_u16(&t->c, off, &h))
+			return -1;
+		*v = (int16_t)h;
+		return 0;
+	case 9:
+		if (idx >= e->count || bc_u32(&t->c, off, &a))
+			return -1;
+		*v = (int32_t)a;
+		return 0;
+	case 11: {
+		float f;
+		if (idx >= e->count || bc_u32(&t->c, off, &a))
+			return -1;
+		memcpy(&f, &a, sizeof(f));
+		*v = f;
+		return isfinite(*v) ? 0 : -1;
+	}
+	case 12: {
+		double d;
+		uint64_t bits;
+		if (idx >= e->count || bc_u32(&t->c, off, &a) || bc_u32(&t->c, off + 4, &b))
+			return -1;
+		bits = t->c.be ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
+		memcpy(&d, &bits, sizeof(d));
+		*v = d;
+		return isfinite(*v) ? 0 : -1;
+	}
+	default:
+		if (get_uint(t, e, idx, &u) != 0)
+			return -1;
+		*v = (double)u;
+		return 0;
+	}
+}
+
+/* A whole number (ISO, Orientation) from any type; a fraction such as
+ * 7/2 is no whole number and leaves the field unknown, with a warning. */
+static int get_whole(struct tiff *t, const struct entry *e, int64_t *v)
+{
+	double d;
+
+	if (get_num(t, e, 0, &d) != 0)
+		return -1;
+	if (!(d >= -2147483648.0 && d <= 4294967295.0) || d != floor(d)) {
+		x_warn(t->m, "tag 0x%04x: %g is not a whole number", e->tag, d);
+		return -1;
+	}
+	*v = (int64_t)d;
+	return 0;
+}
+
 /* A text field; a number stored where text belongs is written as a number
  * (exiftool does the same).  Keeps what an earlier IFD gave. */
 static void get_text(struct tiff *t, const struct entry *e, char *dst, size_t cap)
@@ -238,6 +373,20 @@ static void get_text(struct tiff *t, const struct entry *e, char *dst, size_t ca
 	}
 }
 
+/* Make, Model, LensModel: a text that is not empty takes the field. */
+static void set_text(struct tiff *t, const struct entry *e, unsigned bit, char *dst, size_t cap)
+{
+	char tmp[128] = "";
+
+	if (!may_set(t, bit, dst[0] != '\0'))
+		return;
+	get_text(t, e, tmp, cap < sizeof(tmp) ? cap : sizeof(tmp));
+	if (tmp[0]) {
+		memcpy(dst, tmp, strlen(tmp) + 1);
+		t->m->exif.own |= bit;
+	}
+}
+
 /* "YYYY:MM:DD HH:MM:SS" -> "YYYY-MM-DDTHH:MM:SS".  Anything else, including
  * the all-blank form EXIF prescribes for "unknown", leaves the field empty. */
 static void get_datetime(struct tiff *t, const struct entry *e)
@@ -246,7 +395,7 @@ static void get_datetime(struct tiff *t, const struct entry *e)
 	char raw[32] = "";
 	size_t i;
 
-	if (t->m->datetime_original[0])
+	if (!may_set(t, EX_TAKEN, t->m->datetime_original[0] != '\0'))
 		return;
 	get_text(t, e, raw, sizeof(raw));
 	for (i = 0; i < 19; i++) {
@@ -264,6 +413,7 @@ static void get_datetime(struct tiff *t, const struct entry *e)
 	t->m->datetime_original[7] = '-';
 	t->m->datetime_original[10] = 'T';
 	t->m->datetime_original[19] = '\0';
+	t->m->exif.own |= EX_TAKEN;
 }
 
 /* OffsetTimeOriginal (strong) or OffsetTime (weak: the offset of
@@ -318,12 +468,14 @@ static void get_desc(struct tiff *t, const struct entry *e, int first, enum desc
 	desc_add(t->m, f, DS_EXIF, (const char *)s, n);
 }
 
-static void set_rat(struct tiff *t, const struct entry *e, unsigned bit, double *dst)
+static void set_rat(struct tiff *t, const struct entry *e, unsigned bit, unsigned own,
+		    double *dst)
 {
 	double v;
-	if (!(t->m->have & bit) && get_rat(t, e, 0, &v) == 0) {
+	if (may_set(t, own, (t->m->have & bit) != 0) && get_num(t, e, 0, &v) == 0) {
 		*dst = v;
 		t->m->have |= bit;
+		t->m->exif.own |= own;
 	}
 }
 
@@ -396,6 +548,7 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 	struct x_meta *m = t->m;
 	int image = kind == IFD_MAIN || kind == IFD_SUB;
 	uint64_t v;
+	int64_t w;
 	uint32_t v32;
 
 	switch (e->tag) {
@@ -436,11 +589,11 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 		if (e->count == 1 && get_uint(t, e, 0, &v) == 0)
 			im->strip_len = v;
 		break;
-	case 0x010F: get_text(t, e, m->make, sizeof(m->make)); break;
-	case 0x0110: get_text(t, e, m->model, sizeof(m->model)); break;
+	case 0x010F: set_text(t, e, EX_MAKE, m->make, sizeof(m->make)); break;
+	case 0x0110: set_text(t, e, EX_MODEL, m->model, sizeof(m->model)); break;
 	case 0x0112:
-		if (!(m->have & XM_ORIENTATION) && get_uint(t, e, 0, &v) == 0) {
-			m->orientation = (int)v;
+		if (!(m->have & XM_ORIENTATION) && get_whole(t, e, &w) == 0) {
+			m->orientation = (int)w;
 			m->have |= XM_ORIENTATION;
 		}
 		break;
@@ -459,16 +612,17 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 	case 0x9010: get_offset(t, e, 1); break;
 	case 0x9011: get_offset(t, e, 0); break;
 	case 0x9291: get_subsec(t, e); break;
-	case 0x829A: set_rat(t, e, XM_EXPOSURE, &m->exposure_time); break;
-	case 0x829D: set_rat(t, e, XM_FNUMBER, &m->f_number); break;
-	case 0x920A: set_rat(t, e, XM_FOCAL, &m->focal_length); break;
+	case 0x829A: set_rat(t, e, XM_EXPOSURE, EX_EXPOSURE, &m->exposure_time); break;
+	case 0x829D: set_rat(t, e, XM_FNUMBER, EX_FNUMBER, &m->f_number); break;
+	case 0x920A: set_rat(t, e, XM_FOCAL, EX_FOCAL, &m->focal_length); break;
 	case 0x8827:
-		if (!(m->have & XM_ISO) && get_uint(t, e, 0, &v) == 0) {
-			m->iso = (int64_t)v;
+		if (may_set(t, EX_ISO, (m->have & XM_ISO) != 0) && get_whole(t, e, &w) == 0) {
+			m->iso = w;
 			m->have |= XM_ISO;
+			m->exif.own |= EX_ISO;
 		}
 		break;
-	case 0xA434: get_text(t, e, m->lens_model, sizeof(m->lens_model)); break;
+	case 0xA434: set_text(t, e, EX_LENS, m->lens_model, sizeof(m->lens_model)); break;
 	case 0xA002:
 		if (!t->info->exif_w)
 			get_u32(t, e, 0, &t->info->exif_w);
@@ -542,32 +696,53 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 	}
 }
 
+/* Degrees, minutes and seconds, as exiftool reads them whatever their
+ * type: the first three numbers there are (fewer: the rest are 0), as
+ * RATIONALs, other numbers, or text ("51 30 26.64", "51.5074",
+ * "0,7,39"), each taken without its sign (the reference tag gives the
+ * hemisphere).  A zero denominator among them (the 0/0 of a receiver
+ * without a fix) means no position: -1, as when there is no number. */
 static int get_dms(struct tiff *t, const struct entry *e, double dms[3])
 {
-	int i;
-	if (e->count < 3)
-		return -1;
-	for (i = 0; i < 3; i++)
-		if (get_rat(t, e, (uint64_t)i, &dms[i]) != 0)
+	uint64_t i, n = e->type == 2 ? 3 : e->count < 3 ? e->count : 3;
+
+	dms[0] = dms[1] = dms[2] = 0;
+	for (i = 0; i < n; i++) {
+		if (get_num(t, e, i, &dms[i]) != 0) {
+			if (e->type == 2 && i > 0)
+				break; /* text with fewer numbers */
 			return -1;
+		}
+		dms[i] = fabs(dms[i]);
+	}
 	return 0;
 }
 
+/* The GPS parts go to x_meta.exif, where a later EXIF block's replace
+ * them one by one, as exiftool's tags do; exif_parse combines them. */
 static void on_gps(struct tiff *t, const struct entry *e)
 {
+	struct x_meta *m = t->m;
 	char ref[4] = "";
+	double dms[3];
 
 	switch (e->tag) {
 	case 1:
-		get_text(t, e, ref, sizeof(ref));
-		t->lat_ref = ref[0];
-		break;
-	case 2: t->have_lat = get_dms(t, e, t->lat) == 0; break;
 	case 3:
 		get_text(t, e, ref, sizeof(ref));
-		t->lon_ref = ref[0];
+		if (ref[0] && may_set(t, ~0u, (e->tag == 1 ? m->exif.lat_ref : m->exif.lon_ref) != 0))
+			*(e->tag == 1 ? &m->exif.lat_ref : &m->exif.lon_ref) = ref[0];
 		break;
-	case 4: t->have_lon = get_dms(t, e, t->lon) == 0; break;
+	case 2:
+	case 4:
+		/* a later coordinate that is no number (0/0: no fix) replaces an
+		 * earlier one too: it says the position is not known */
+		if (may_set(t, ~0u, e->tag == 2 ? m->exif.have_lat : m->exif.have_lon)) {
+			int ok = get_dms(t, e, dms) == 0;
+			memcpy(e->tag == 2 ? m->exif.lat : m->exif.lon, dms, sizeof(dms));
+			*(e->tag == 2 ? &m->exif.have_lat : &m->exif.have_lon) = ok;
+		}
+		break;
 	default: break;
 	}
 }
@@ -646,6 +821,7 @@ static int parse_ifd(struct tiff *t, uint64_t off, enum ifd_kind kind)
 			return 0;
 		off = next;
 		first = 0;
+		t->low = (t->flags & EXIF_IFD1_LOW) != 0;
 	}
 	return 0;
 }
@@ -703,13 +879,20 @@ int exif_parse(const uint8_t *p, size_t n, unsigned flags, struct x_meta *m,
 		m->height = t.h;
 		m->have |= XM_DIMS;
 	}
-	if (t.have_lat && t.have_lon && !(m->have & XM_GPS)) {
-		double lat = t.lat[0] + t.lat[1] / 60.0 + t.lat[2] / 3600.0;
-		double lon = t.lon[0] + t.lon[1] / 60.0 + t.lon[2] / 3600.0;
-		if (isfinite(lat) && isfinite(lon)) {
-			m->gps_lat = t.lat_ref == 'S' ? -lat : lat;
-			m->gps_lon = t.lon_ref == 'W' ? -lon : lon;
+	/* without its reference a coordinate has no hemisphere: no position
+	 * rather than one a world away (exiftool gives none either) */
+	if (!(m->have & XM_GPS) || (m->exif.own & EX_GPS)) {
+		const double *a = m->exif.lat, *o = m->exif.lon;
+		double lat = a[0] + a[1] / 60.0 + a[2] / 3600.0;
+		double lon = o[0] + o[1] / 60.0 + o[2] / 3600.0;
+		if (m->exif.have_lat && m->exif.have_lon && m->exif.lat_ref && m->exif.lon_ref &&
+		    isfinite(lat) && isfinite(lon)) {
+			m->gps_lat = m->exif.lat_ref == 'S' ? -lat : lat;
+			m->gps_lon = m->exif.lon_ref == 'W' ? -lon : lon;
 			m->have |= XM_GPS;
+			m->exif.own |= EX_GPS;
+		} else if (m->exif.own & EX_GPS) {
+			m->have &= ~XM_GPS; /* a later block's part undid it */
 		}
 	}
 	return SL_OK;

@@ -8,10 +8,15 @@
  * buffer; IFD loops, absurd counts and zero denominators become warnings,
  * never reads outside the buffer.  Maker notes are not followed.
  *
- * Where several IFDs carry the same tag, the first one read wins, except for
- * the image size: like exiftool, the last IFD marked as the full-resolution
- * image (NewSubfileType 0) gives it, else IFD0.  That is how a NEF or DNG
- * reports its raw image rather than the thumbnail in IFD0.
+ * Where several IFDs carry the same tag, the rule is exiftool's: a value
+ * read later replaces one an earlier IFD, or an earlier EXIF block of the
+ * same file (several calls on one x_meta), gave, except that Orientation,
+ * and in a JPEG any tag of IFD1, never replaces one found before it.  Only
+ * values EXIF itself set are replaced (x_meta.exif.own); another source's
+ * are kept.  The image size has its own rule: like exiftool, the last IFD
+ * marked as the full-resolution image (NewSubfileType 0) gives it, else
+ * IFD0.  That is how a NEF or DNG reports its raw image rather than the
+ * thumbnail in IFD0.
  *
  * Descriptive text goes to desc.h as DS_EXIF: ImageDescription, Artist,
  * Copyright (up to the first NUL) and Rating (0x4746) of the main image's
@@ -30,7 +35,9 @@ enum {
 				       main image IFD, and the XMP, IPTC and Photoshop
 				       packets of IFD0 (tags 0x02BC, 0x83BB, 0x8649) */
 	EXIF_ROOT_IS_EXIF = 1u << 1, /* the first IFD is an Exif IFD (CR3 CMT2) */
-	EXIF_ROOT_IS_GPS = 1u << 2   /* the first IFD is a GPS IFD (CR3 CMT4) */
+	EXIF_ROOT_IS_GPS = 1u << 2,  /* the first IFD is a GPS IFD (CR3 CMT4) */
+	EXIF_IFD1_LOW = 1u << 3      /* a JPEG's: IFD1's values (the thumbnail's) never
+					replace a value found before them */
 };
 
 /* What a container needs to know beyond the fields of x_meta. */
@@ -54,7 +61,7 @@ struct exif_info {
 };
 
 /* Fill the EXIF fields of *m from the n bytes at p, and *info (may be NULL).
- * Fields already set in *m are kept.  Returns SL_OK, or SL_E_CORRUPT when
+ * Fields already set in *m are kept, but for the rule above.  Returns SL_OK, or SL_E_CORRUPT when
  * there is no valid TIFF header; damage further in is a warning in
  * m->warnings and the fields read so far are kept. */
 int exif_parse(const uint8_t *p, size_t n, unsigned flags, struct x_meta *m,

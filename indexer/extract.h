@@ -64,6 +64,14 @@ struct x_meta {
 		int moov_read;                /* a movie's moov box was read whole */
 	} pics;
 	int tz_weak;          /* tz_offset is OffsetTime's, which OffsetTimeOriginal overrides */
+	/* exif.c's bookkeeping across the EXIF blocks of one file: which fields
+	 * EXIF set (a later EXIF value may replace them), and the GPS parts */
+	struct {
+		unsigned own;
+		double lat[3], lon[3];
+		int have_lat, have_lon;
+		char lat_ref, lon_ref;
+	} exif;
 	struct desc *desc;    /* rating, keywords, captions... (desc.h); NULL: none */
 	int desc_oom;         /* a descriptive value was lost for want of memory */
 };
@@ -89,8 +97,13 @@ void x_meta_release(struct x_meta *m);
  *      (format xmp), which had no format before;
  *   4: content_id from Apple's MakerNote (a Live Photo's still, JPEG or
  *      HEIC) and embedded_video (a motion photo's movie: Google's and
- *      Samsung's XMP) in the formats that carry them. */
-#define X_META_VERSION 4
+ *      Samsung's XMP) in the formats that carry them;
+ *   5: EXIF as writers store it (exif.h): numbers of any type or written
+ *      as text, GPS as text or fewer than three parts, a later EXIF block
+ *      or IFD replacing an earlier one's values as exiftool does, no
+ *      position without its hemisphere; every format whose EXIF is read
+ *      (the list of version 1). */
+#define X_META_VERSION 5
 #define X_META_STALE_SQL                                                                 \
 	"(error IS NULL AND (coalesce(meta_version, 0) < 1 AND format IN"                \
 	" ('jpeg', 'mpo', 'exv', 'png', 'webp', 'tiff', 'bigtiff', 'cr2', 'nef', 'arw',"  \
@@ -103,7 +116,11 @@ void x_meta_release(struct x_meta *m);
 	"  'arw', 'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif'," \
 	"  'cr3', 'jp2', 'mp4', 'mov', '3gp', '3g2', 'm4v', 'avi', 'psd', 'xmp')"         \
 	"  OR coalesce(meta_version, 0) < 3 AND format IS NULL AND content_hash IS NOT NULL" \
-	" OR coalesce(meta_version, 0) < 4 AND format IN ('jpeg', 'mpo', 'heic', 'heif', 'avif')))"
+	" OR coalesce(meta_version, 0) < 4 AND format IN ('jpeg', 'mpo', 'heic', 'heif', 'avif')" \
+	" OR coalesce(meta_version, 0) < 5 AND format IN"                                 \
+	" ('jpeg', 'mpo', 'exv', 'png', 'webp', 'tiff', 'bigtiff', 'cr2', 'nef', 'arw',"  \
+	"  'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif',"     \
+	"  'cr3', 'jp2', 'mp4', 'mov', '3gp')))"
 
 /* A streamed file's metadata that lies past its first chunk: a movie's moov
  * box, which cameras and phones write after the media data, at the end of a

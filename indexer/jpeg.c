@@ -1,7 +1,7 @@
 /* jpeg.c - JPEG, MPO and Exiv2's EXV: markers, EXIF, frame size.
  *
  * Two readers look at every JPEG.  Our own marker walk (bounded cursor)
- * finds the segments: the first Exif APP1, the MPF APP2 and the frame
+ * finds the segments: the Exif APP1s, the MPF APP2 and the frame
  * header, with their positions in the file.  libjpeg-turbo then reads the
  * header as a decoder would; its verdict decides whether the file is a
  * readable JPEG, and its frame size is the one reported.  Where it refuses a
@@ -34,12 +34,16 @@
 
 /* APP13 segments joined into one block of Photoshop resources, at most. */
 #define JPG_MAX_APP13 16
+#define JPG_MAX_EXIF 8
 
 struct segments {
 	int have_sof;
 	uint16_t sof_w, sof_h;
-	size_t exif_at, exif_len; /* TIFF block after "Exif\0\0" */
-	int have_exif, exif_cut;
+	/* TIFF blocks after "Exif\0\0", in file order (an editor that adds
+	 * its own and keeps the camera's makes two) */
+	size_t exif_at[JPG_MAX_EXIF], exif_len[JPG_MAX_EXIF];
+	int exif_cont[JPG_MAX_EXIF]; /* the one before goes on here (below) */
+	int nexif, exif_cut, last_exif;
 	size_t mpf_at, mpf_len;   /* TIFF block after "MPF\0" */
 	int have_mpf;
 	size_t xmp_at, xmp_len;   /* the packet after XMP_JPEG_SIG, NUL included */
@@ -95,11 +99,19 @@ static void walk(const struct bc *c, size_t pos, struct segments *s)
 			bc_be16(c, body + 1, &s->sof_h);
 			bc_be16(c, body + 3, &s->sof_w);
 			s->have_sof = 1;
-		} else if (mk == 0xE1 && !s->have_exif && bc_is(c, body, "Exif\0\0", 6) && avail > 6) {
-			s->exif_at = body + 6;
-			s->exif_len = avail - 6;
-			s->exif_cut = avail < (size_t)len - 2;
-			s->have_exif = 1;
+		} else if (mk == 0xE1 && s->nexif < JPG_MAX_EXIF && bc_is(c, body, "Exif\0\0", 6) &&
+			   avail > 6) {
+			/* an Exif segment right after another that does not open
+			 * with a TIFF header continues it (a block over 64 KiB
+			 * split as exiftool joins it again) */
+			s->exif_cont[s->nexif] = s->last_exif && !bc_is(c, body + 6, "MM\0*", 4) &&
+						 !bc_is(c, body + 6, "II*\0", 4);
+			s->exif_at[s->nexif] = body + 6;
+			s->exif_len[s->nexif++] = avail - 6;
+			s->exif_cut |= avail < (size_t)len - 2;
+			pos += len;
+			s->last_exif = 1;
+			continue;
 		} else if (mk == 0xE1 && avail > sizeof(XMP_JPEG_SIG) &&
 			   bc_is(c, body, XMP_JPEG_SIG, sizeof(XMP_JPEG_SIG))) {
 			/* the standard packet (the last one, when a broken writer
@@ -119,6 +131,7 @@ static void walk(const struct bc *c, size_t pos, struct segments *s)
 			s->have_mpf = 1;
 		}
 		pos += len;
+		s->last_exif = 0;
 	}
 }
 
@@ -255,6 +268,59 @@ static int libjpeg_header(const uint8_t *p, size_t n, uint32_t *w, uint32_t *h, 
 
 /* The APP13 segments' Photoshop resources, joined when there are several
  * (as exiftool joins them: a resource may straddle two segments). */
+/* The Exif blocks, in file order: a later one's values replace an
+ * earlier one's, but for the thumbnail IFD's, as exiftool reads them
+ * (exif.h); the Exif size and the dates follow the same rule, the
+ * thumbnail is the first one's.  A block continued in the segments after
+ * it is joined first (in memory of its own: the parts are not adjacent
+ * in the file), and its thumbnail counts only when it lies in the first
+ * part, where its file offset is known. */
+static void exif_segments(const uint8_t *p, const struct segments *s, struct x_meta *m)
+{
+	int i, j, blocks = 0;
+
+	if (s->exif_cut)
+		x_warn(m, "Exif segment truncated");
+	for (i = 0; i < s->nexif; i = j) {
+		struct exif_info in;
+		const uint8_t *block = p + s->exif_at[i];
+		size_t len = s->exif_len[i];
+		uint8_t *joined = NULL;
+
+		for (j = i + 1; j < s->nexif && s->exif_cont[j]; j++)
+			len += s->exif_len[j];
+		if (j > i + 1 && (joined = malloc(len)) != NULL) {
+			size_t at = 0;
+			int k;
+			for (k = i; k < j; k++) {
+				memcpy(joined + at, p + s->exif_at[k], s->exif_len[k]);
+				at += s->exif_len[k];
+			}
+			block = joined;
+		} else if (j > i + 1) {
+			x_warn(m, "out of memory joining an Exif block split over %d segments", j - i);
+			len = s->exif_len[i];
+		}
+		blocks++;
+		if (exif_parse(block, len, EXIF_IFD1_LOW, m, &in) == SL_OK) {
+			if (in.exif_w || in.exif_h) {
+				m->pics.exif_w = in.exif_w;
+				m->pics.exif_h = in.exif_h;
+			}
+			if (in.taken[0])
+				m->pics.original = in.modified[0] && strcmp(in.modified, in.taken) == 0;
+			if (!m->pics.thumb_len && in.thumb_off && in.thumb_len &&
+			    in.thumb_off < s->exif_len[i] && in.thumb_len <= s->exif_len[i] - in.thumb_off) {
+				m->pics.thumb_off = s->exif_at[i] + in.thumb_off;
+				m->pics.thumb_len = in.thumb_len;
+			}
+		}
+		free(joined);
+	}
+	if (blocks > 1)
+		x_warn(m, "%d Exif blocks: a later one's values win, as exiftool reads them", blocks);
+}
+
 static void photoshop(const uint8_t *p, const struct segments *s, struct x_meta *m)
 {
 	uint8_t *joined;
@@ -321,20 +387,8 @@ int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 	walk(&c, exv ? 7 : 2, &s);
 	if (s.skipped)
 		x_warn(m, "jpeg: skipped %zu bytes between segments", s.skipped);
-	if (s.have_exif) {
-		struct exif_info in;
-		if (s.exif_cut)
-			x_warn(m, "Exif segment truncated");
-		exif_parse(p + s.exif_at, s.exif_len, 0, m, &in);
-		if (in.thumb_off && in.thumb_len && in.thumb_off < s.exif_len &&
-		    in.thumb_len <= s.exif_len - in.thumb_off) {
-			m->pics.thumb_off = s.exif_at + in.thumb_off;
-			m->pics.thumb_len = in.thumb_len;
-		}
-		m->pics.exif_w = in.exif_w;
-		m->pics.exif_h = in.exif_h;
-		m->pics.original = in.modified[0] && strcmp(in.modified, in.taken) == 0;
-	}
+	if (s.nexif)
+		exif_segments(p, &s, m);
 	if (s.have_xmp)
 		xmp_parse(p + s.xmp_at, s.xmp_len, m, DS_XMP);
 	photoshop(p, &s, m);
