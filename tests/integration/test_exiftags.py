@@ -7,7 +7,7 @@ RATIONAL), GPS written as text ("51 30 26.64", "51.5074", "0,7,39") or as
 fewer than three rationals, a tag holding several values where one is
 expected (ISO "200 400", text with a second string after a NUL), and JPEGs
 with several Exif segments (an editor adds its own and keeps the
-camera's).  Rather than a file per case, this test draws JPEGs at random
+camera's), or one block split over two segments.  Rather than a file per case, this test draws JPEGs at random
 from all of those shapes at once: 1 to 3 Exif segments, each in either
 byte order, with random tags in IFD0, the Exif IFD, the GPS IFD and IFD1,
 each in a random one of the types writers use.  exiftool (`-j -n -G -a`)
@@ -324,7 +324,18 @@ with tempdir("exiftags", os.environ.get("EXIFTAGS_BASE")) as work:
     for i in range(args.files):
         n = rng.choice([1, 1, 1, 2, 2, 3])
         shapes["segments"][n] = shapes["segments"].get(n, 0) + 1
-        segs = b"".join(app1(draw_segment(rng)) for _ in range(n))
+        segs = b""
+        for _ in range(n):
+            block = draw_segment(rng)
+            if rng.random() < 0.1:
+                # one block split over two segments, as writers split
+                # one over 64 KiB: the second part follows without a
+                # TIFF header of its own
+                cut = rng.randrange(9, len(block))
+                segs += app1(block[:cut]) + app1(block[cut:])
+                shapes["split"] = shapes.get("split", 0) + 1
+            else:
+                segs += app1(block)
         with open(os.path.join(pics, "t%04d.jpg" % i), "wb") as f:
             f.write(plain[:2] + segs + plain[2:])
     ex = subprocess.run(["exiftool", "-j", "-n", "-G", "-a", "-q", pics], capture_output=True,
@@ -359,7 +370,8 @@ with tempdir("exiftags", os.environ.get("EXIFTAGS_BASE")) as work:
                 agreed += 1
             else:
                 check(False, "%s %s: exiftool %r, seekless %r" % (name, k, w, g))
-    print("%d files (by Exif segments: %s), %d values compared, %d agree" % (
-        args.files, shapes["segments"], compared, agreed))
+    print("%d files (by Exif blocks: %s; %d blocks split over two segments), %d values "
+          "compared, %d agree" % (args.files, shapes["segments"], shapes.get("split", 0),
+                                  compared, agreed))
     check(compared > args.files * 3, "enough values compared: %d" % compared)
 done()
