@@ -41,7 +41,8 @@ enum {
 	EX_EXPOSURE = 1u << 5,
 	EX_FNUMBER = 1u << 6,
 	EX_FOCAL = 1u << 7,
-	EX_GPS = 1u << 8
+	EX_GPS = 1u << 8,    /* the position */
+	EX_GPSPART = 1u << 9 /* a GPS part or reference in x_meta.exif */
 };
 
 /* May the value being read take field bit?  filled: it holds a value. */
@@ -240,8 +241,8 @@ static int get_rat(struct tiff *t, const struct entry *e, uint64_t idx, double *
 /* The idx-th number written in a text value: an optional sign, digits
  * with an optional fraction, and an optional "/denominator" ("1/250", as
  * some writers store ExposureTime); numbers are separated by anything
- * else.  Up to the first NUL.  -1 when there is no such number or the
- * denominator is 0. */
+ * else.  Up to the first NUL.  -1 when there is no such number, -2 when
+ * it is no finite number (a denominator of 0, digits past a double). */
 static int text_number(const uint8_t *s, size_t n, uint64_t idx, double *v)
 {
 	size_t i = 0;
@@ -251,7 +252,7 @@ static int text_number(const uint8_t *s, size_t n, uint64_t idx, double *v)
 		n = (size_t)(z - s);
 	for (;;) {
 		double num = 0, den = 0, scale = 1;
-		int neg = 0, digits = 0;
+		int neg = 0, digits = 0; /* 0 or 1: any digit seen */
 
 		while (i < n && !(s[i] >= '0' && s[i] <= '9') &&
 		       !((s[i] == '-' || s[i] == '+' || s[i] == '.') && i + 1 < n &&
@@ -261,10 +262,10 @@ static int text_number(const uint8_t *s, size_t n, uint64_t idx, double *v)
 			return -1;
 		if (s[i] == '-' || s[i] == '+')
 			neg = s[i++] == '-';
-		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+		for (; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits = 1)
 			num = num * 10 + (s[i] - '0');
 		if (i < n && s[i] == '.')
-			for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits++)
+			for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++, digits = 1)
 				num += (s[i] - '0') * (scale /= 10);
 		if (i + 1 < n && s[i] == '/' && s[i + 1] >= '0' && s[i + 1] <= '9')
 			for (i++; i < n && s[i] >= '0' && s[i] <= '9'; i++)
@@ -274,9 +275,9 @@ static int text_number(const uint8_t *s, size_t n, uint64_t idx, double *v)
 		if (!digits || idx-- > 0)
 			continue;
 		if (den == 0)
-			return -1;
+			return -2;
 		*v = (neg ? -num : num) / den;
-		return 0;
+		return isfinite(*v) ? 0 : -2;
 	}
 }
 
@@ -296,7 +297,7 @@ static int get_num(struct tiff *t, const struct entry *e, uint64_t idx, double *
 	*v = 0;
 	switch (e->type) {
 	case 2:
-		return text_number(t->c.p + e->off, (size_t)e->count, idx, v);
+		return text_number(t->c.p + e->off, (size_t)e->count, idx, v) == 0 ? 0 : -1;
 	case 5: case 10:
 		return get_rat(t, e, idx, v);
 	case 6:
@@ -340,15 +341,16 @@ static int get_num(struct tiff *t, const struct entry *e, uint64_t idx, double *
 	}
 }
 
-/* A whole number (ISO, Orientation) from any type; a fraction such as
- * 7/2 is no whole number and leaves the field unknown, with a warning. */
-static int get_whole(struct tiff *t, const struct entry *e, int64_t *v)
+/* A whole number (ISO, Orientation) from any type, within lo..hi; a
+ * fraction such as 7/2 is no whole number and leaves the field unknown,
+ * with a warning, as does a number out of range. */
+static int get_whole(struct tiff *t, const struct entry *e, double lo, double hi, int64_t *v)
 {
 	double d;
 
 	if (get_num(t, e, 0, &d) != 0)
 		return -1;
-	if (!(d >= -2147483648.0 && d <= 4294967295.0) || d != floor(d)) {
+	if (!(d >= lo && d <= hi) || d != floor(d)) {
 		x_warn(t->m, "tag 0x%04x: %g is not a whole number", e->tag, d);
 		return -1;
 	}
@@ -540,8 +542,8 @@ static void apple_makernote(struct tiff *t, const uint8_t *p, size_t n)
 
 /* A tag of IFD0, IFD1..., a SubIFD or the Exif IFD.  Like exiftool, one
  * table serves them all (cameras put LensModel in IFD0, Orientation only in
- * IFD1...) and the first value met wins; the image size follows its own
- * rule.  first: this is IFD0. */
+ * IFD1...), and a value met again follows exif.h's rule (may_set); the
+ * image size follows its own rule.  first: this is IFD0. */
 static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, int first,
 		   struct image *im)
 {
@@ -592,7 +594,7 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 	case 0x010F: set_text(t, e, EX_MAKE, m->make, sizeof(m->make)); break;
 	case 0x0110: set_text(t, e, EX_MODEL, m->model, sizeof(m->model)); break;
 	case 0x0112:
-		if (!(m->have & XM_ORIENTATION) && get_whole(t, e, &w) == 0) {
+		if (!(m->have & XM_ORIENTATION) && get_whole(t, e, -32768.0, 65535.0, &w) == 0) {
 			m->orientation = (int)w;
 			m->have |= XM_ORIENTATION;
 		}
@@ -616,7 +618,7 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 	case 0x829D: set_rat(t, e, XM_FNUMBER, EX_FNUMBER, &m->f_number); break;
 	case 0x920A: set_rat(t, e, XM_FOCAL, EX_FOCAL, &m->focal_length); break;
 	case 0x8827:
-		if (may_set(t, EX_ISO, (m->have & XM_ISO) != 0) && get_whole(t, e, &w) == 0) {
+		if (may_set(t, EX_ISO, (m->have & XM_ISO) != 0) && get_whole(t, e, -2147483648.0, 4294967295.0, &w) == 0) {
 			m->iso = w;
 			m->have |= XM_ISO;
 			m->exif.own |= EX_ISO;
@@ -708,8 +710,11 @@ static int get_dms(struct tiff *t, const struct entry *e, double dms[3])
 
 	dms[0] = dms[1] = dms[2] = 0;
 	for (i = 0; i < n; i++) {
-		if (get_num(t, e, i, &dms[i]) != 0) {
-			if (e->type == 2 && i > 0)
+		int r = e->type == 2 ? text_number(t->c.p + e->off, (size_t)e->count, i, &dms[i])
+				     : get_num(t, e, i, &dms[i]);
+		if (r != 0) {
+			dms[i] = 0;
+			if (r == -1 && e->type == 2 && i > 0)
 				break; /* text with fewer numbers */
 			return -1;
 		}
@@ -730,17 +735,21 @@ static void on_gps(struct tiff *t, const struct entry *e)
 	case 1:
 	case 3:
 		get_text(t, e, ref, sizeof(ref));
-		if (ref[0] && may_set(t, ~0u, (e->tag == 1 ? m->exif.lat_ref : m->exif.lon_ref) != 0))
+		if (ref[0] && may_set(t, EX_GPSPART,
+				      (e->tag == 1 ? m->exif.lat_ref : m->exif.lon_ref) != 0)) {
 			*(e->tag == 1 ? &m->exif.lat_ref : &m->exif.lon_ref) = ref[0];
+			m->exif.own |= EX_GPSPART;
+		}
 		break;
 	case 2:
 	case 4:
 		/* a later coordinate that is no number (0/0: no fix) replaces an
 		 * earlier one too: it says the position is not known */
-		if (may_set(t, ~0u, e->tag == 2 ? m->exif.have_lat : m->exif.have_lon)) {
+		if (may_set(t, EX_GPSPART, e->tag == 2 ? m->exif.have_lat : m->exif.have_lon)) {
 			int ok = get_dms(t, e, dms) == 0;
 			memcpy(e->tag == 2 ? m->exif.lat : m->exif.lon, dms, sizeof(dms));
 			*(e->tag == 2 ? &m->exif.have_lat : &m->exif.have_lon) = ok;
+			m->exif.own |= EX_GPSPART;
 		}
 		break;
 	default: break;
@@ -821,7 +830,7 @@ static int parse_ifd(struct tiff *t, uint64_t off, enum ifd_kind kind)
 			return 0;
 		off = next;
 		first = 0;
-		t->low = (t->flags & EXIF_IFD1_LOW) != 0;
+		t->low = (t->flags & (EXIF_IFD1_LOW | EXIF_FILL_ONLY)) != 0;
 	}
 	return 0;
 }
@@ -841,6 +850,7 @@ int exif_parse(const uint8_t *p, size_t n, unsigned flags, struct x_meta *m,
 	t.info = info ? info : &scratch;
 	memset(t.info, 0, sizeof(*t.info));
 	t.c = bc_make(p, n, 0);
+	t.low = (flags & EXIF_FILL_ONLY) != 0;
 	if (bc_is(&t.c, 0, "MM", 2))
 		t.c.be = 1;
 	else if (!bc_is(&t.c, 0, "II", 2)) {
@@ -893,6 +903,7 @@ int exif_parse(const uint8_t *p, size_t n, unsigned flags, struct x_meta *m,
 			m->exif.own |= EX_GPS;
 		} else if (m->exif.own & EX_GPS) {
 			m->have &= ~XM_GPS; /* a later block's part undid it */
+			m->exif.own &= ~EX_GPS;
 		}
 	}
 	return SL_OK;

@@ -11,9 +11,12 @@
  * Where several IFDs carry the same tag, the rule is exiftool's: a value
  * read later replaces one an earlier IFD, or an earlier EXIF block of the
  * same file (several calls on one x_meta), gave, except that Orientation,
- * and in a JPEG any tag of IFD1, never replaces one found before it.  Only
- * values EXIF itself set are replaced (x_meta.exif.own); another source's
- * are kept.  The image size has its own rule: like exiftool, the last IFD
+ * and in a JPEG any tag of IFD1, never replaces one found before it.  That
+ * holds for make, model, lens_model, datetime_original, iso,
+ * exposure_time, f_number, focal_length and the GPS parts; tz_offset,
+ * subsec, content_id and the descriptive text keep the first value met.
+ * Only values EXIF itself set are replaced (x_meta.exif.own); another
+ * source's are kept.  The image size has its own rule: like exiftool, the last IFD
  * marked as the full-resolution image (NewSubfileType 0) gives it, else
  * IFD0.  That is how a NEF or DNG reports its raw image rather than the
  * thumbnail in IFD0.
@@ -36,8 +39,10 @@ enum {
 				       packets of IFD0 (tags 0x02BC, 0x83BB, 0x8649) */
 	EXIF_ROOT_IS_EXIF = 1u << 1, /* the first IFD is an Exif IFD (CR3 CMT2) */
 	EXIF_ROOT_IS_GPS = 1u << 2,  /* the first IFD is a GPS IFD (CR3 CMT4) */
-	EXIF_IFD1_LOW = 1u << 3      /* a JPEG's: IFD1's values (the thumbnail's) never
+	EXIF_IFD1_LOW = 1u << 3,     /* a JPEG's: IFD1's values (the thumbnail's) never
 					replace a value found before them */
+	EXIF_FILL_ONLY = 1u << 4     /* no value of this block replaces one found before
+					it (a Photoshop resource's copy of the EXIF) */
 };
 
 /* What a container needs to know beyond the fields of x_meta. */

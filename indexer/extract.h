@@ -102,7 +102,7 @@ void x_meta_release(struct x_meta *m);
  *      as text, GPS as text or fewer than three parts, a later EXIF block
  *      or IFD replacing an earlier one's values as exiftool does, no
  *      position without its hemisphere; every format whose EXIF is read
- *      (the list of version 1). */
+ *      (the list of version 1, and psd). */
 #define X_META_VERSION 5
 #define X_META_STALE_SQL                                                                 \
 	"(error IS NULL AND (coalesce(meta_version, 0) < 1 AND format IN"                \
@@ -120,7 +120,7 @@ void x_meta_release(struct x_meta *m);
 	" OR coalesce(meta_version, 0) < 5 AND format IN"                                 \
 	" ('jpeg', 'mpo', 'exv', 'png', 'webp', 'tiff', 'bigtiff', 'cr2', 'nef', 'arw',"  \
 	"  'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif',"     \
-	"  'cr3', 'jp2', 'mp4', 'mov', '3gp')))"
+	"  'cr3', 'jp2', 'mp4', 'mov', '3gp', 'psd')))"
 
 /* A streamed file's metadata that lies past its first chunk: a movie's moov
  * box, which cameras and phones write after the media data, at the end of a

@@ -156,7 +156,7 @@ void iptc_psir(const uint8_t *p, size_t n, struct x_meta *m)
 		else if (id == 0x0424)
 			xmp_parse(p + data, size, m, DS_XMP);
 		else if (id == 0x0422 && size >= 8) /* a PSD's EXIF: a TIFF block */
-			exif_parse(p + data, size, 0, m, NULL);
+			exif_parse(p + data, size, EXIF_FILL_ONLY, m, NULL);
 		off = data + size + (size & 1);
 	}
 }

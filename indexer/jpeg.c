@@ -266,15 +266,15 @@ static int libjpeg_header(const uint8_t *p, size_t n, uint32_t *w, uint32_t *h, 
 	return rc;
 }
 
-/* The APP13 segments' Photoshop resources, joined when there are several
- * (as exiftool joins them: a resource may straddle two segments). */
 /* The Exif blocks, in file order: a later one's values replace an
  * earlier one's, but for the thumbnail IFD's, as exiftool reads them
- * (exif.h); the Exif size and the dates follow the same rule, the
- * thumbnail is the first one's.  A block continued in the segments after
- * it is joined first (in memory of its own: the parts are not adjacent
- * in the file), and its thumbnail counts only when it lies in the first
- * part, where its file offset is known. */
+ * (exif.h); the Exif size follows the same rule.  The thumbnail is that
+ * of the first block that has one, and whether it is the camera's own
+ * (pics.original: ModifyDate is DateTimeOriginal) is judged from that
+ * same block.  A block continued in the segments after it is joined first
+ * (in memory of its own: the parts are not adjacent in the file), and its
+ * thumbnail counts only when it lies in the first part, where its file
+ * offset is known. */
 static void exif_segments(const uint8_t *p, const struct segments *s, struct x_meta *m)
 {
 	int i, j, blocks = 0;
@@ -307,12 +307,11 @@ static void exif_segments(const uint8_t *p, const struct segments *s, struct x_m
 				m->pics.exif_w = in.exif_w;
 				m->pics.exif_h = in.exif_h;
 			}
-			if (in.taken[0])
-				m->pics.original = in.modified[0] && strcmp(in.modified, in.taken) == 0;
 			if (!m->pics.thumb_len && in.thumb_off && in.thumb_len &&
 			    in.thumb_off < s->exif_len[i] && in.thumb_len <= s->exif_len[i] - in.thumb_off) {
 				m->pics.thumb_off = s->exif_at[i] + in.thumb_off;
 				m->pics.thumb_len = in.thumb_len;
+				m->pics.original = in.modified[0] && strcmp(in.modified, in.taken) == 0;
 			}
 		}
 		free(joined);
@@ -321,6 +320,8 @@ static void exif_segments(const uint8_t *p, const struct segments *s, struct x_m
 		x_warn(m, "%d Exif blocks: a later one's values win, as exiftool reads them", blocks);
 }
 
+/* The APP13 segments' Photoshop resources, joined when there are several
+ * (as exiftool joins them: a resource may straddle two segments). */
 static void photoshop(const uint8_t *p, const struct segments *s, struct x_meta *m)
 {
 	uint8_t *joined;

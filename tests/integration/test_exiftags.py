@@ -32,7 +32,7 @@ from fractions import Fraction
 from lib import check, done, export, run, skip, tempdir
 
 ap = argparse.ArgumentParser()
-ap.add_argument("--files", type=int, default=300)
+ap.add_argument("--files", type=int, default=1000)
 ap.add_argument("--seed", type=int, default=16)
 args = ap.parse_args()
 
@@ -203,8 +203,11 @@ def draw_segment(rng):
     tf = Tiff(rng.random() < 0.5)
     ifd0, exif, gps, ifd1 = [], [], [], []
 
+    # one block in eight holds a position and nothing else (a geotagger's)
+    gps_only = rng.random() < 0.125
+
     def maybe(p):
-        return rng.random() < p
+        return not gps_only and rng.random() < p
 
     if maybe(0.7):
         ifd0.append((0x010F,) + tf.value(ASCII, text_value(rng, MAKES)))
@@ -236,14 +239,14 @@ def draw_segment(rng):
                                                 [RATIONAL, RATIONAL, SHORT, LONG, FLOAT]))
         if maybe(0.2):
             exif.append((0xA434,) + tf.value(ASCII, text_value(rng, LENSES)))
-    if maybe(0.4):
+    if gps_only or maybe(0.4):
         lat, lon = rng.uniform(0, 89), rng.uniform(0, 179)
-        if maybe(0.9):
+        if gps_only or maybe(0.9):
             gps.append((1,) + tf.value(ASCII, rng.choice("NS") + "\0"))
         gps.append((2,) + draw_gps(rng, tf, lat))
-        if maybe(0.9):
+        if gps_only or maybe(0.9):
             gps.append((3,) + tf.value(ASCII, rng.choice("EW") + "\0"))
-        if maybe(0.95):
+        if gps_only or maybe(0.95):
             gps.append((4,) + draw_gps(rng, tf, lon))
     if maybe(0.3):
         ifd1.append((0x0112,) + tf.value(SHORT, [rng.randint(1, 8)]))
