@@ -98,18 +98,23 @@ static size_t type_size(uint16_t t)
 	}
 }
 
+/* 8 bytes at at, in the block's byte order. */
+static int rd_u64(struct tiff *t, size_t at, uint64_t *v)
+{
+	uint32_t a, b;
+	if (bc_u32(&t->c, at, &a) || bc_u32(&t->c, at + 4, &b)) {
+		*v = 0;
+		return -1;
+	}
+	*v = t->c.be ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
+	return 0;
+}
+
 static int rd_off(struct tiff *t, size_t at, uint64_t *v)
 {
 	uint32_t v32;
-	if (t->big) {
-		uint32_t a, b;
-		if (bc_u32(&t->c, at, &a) || bc_u32(&t->c, at + 4, &b)) {
-			*v = 0;
-			return -1;
-		}
-		*v = t->c.be ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
-		return 0;
-	}
+	if (t->big)
+		return rd_u64(t, at, v);
 	if (bc_u32(&t->c, at, &v32)) {
 		*v = 0;
 		return -1;
@@ -290,8 +295,7 @@ static int get_num(struct tiff *t, const struct entry *e, uint64_t idx, double *
 {
 	size_t off = e->off + (size_t)idx * e->unit;
 	uint64_t u;
-	uint32_t a, b;
-	uint16_t h;
+	uint32_t a;
 	uint8_t c;
 
 	*v = 0;
@@ -300,20 +304,10 @@ static int get_num(struct tiff *t, const struct entry *e, uint64_t idx, double *
 		return text_number(t->c.p + e->off, (size_t)e->count, idx, v) == 0 ? 0 : -1;
 	case 5: case 10:
 		return get_rat(t, e, idx, v);
-	case 6:
+	case 6: /* SBYTE, which get_uint does not read */
 		if (idx >= e->count || bc_u8(&t->c, off, &c))
 			return -1;
 		*v = (int8_t)c;
-		return 0;
-	case 8:
-		if (idx >= e->count || bc_u16(&t->c, off, &h))
-			return -1;
-		*v = (int16_t)h;
-		return 0;
-	case 9:
-		if (idx >= e->count || bc_u32(&t->c, off, &a))
-			return -1;
-		*v = (int32_t)a;
 		return 0;
 	case 11: {
 		float f;
@@ -325,18 +319,17 @@ static int get_num(struct tiff *t, const struct entry *e, uint64_t idx, double *
 	}
 	case 12: {
 		double d;
-		uint64_t bits;
-		if (idx >= e->count || bc_u32(&t->c, off, &a) || bc_u32(&t->c, off + 4, &b))
+		if (idx >= e->count || rd_u64(t, off, &u))
 			return -1;
-		bits = t->c.be ? ((uint64_t)a << 32 | b) : ((uint64_t)b << 32 | a);
-		memcpy(&d, &bits, sizeof(d));
+		memcpy(&d, &u, sizeof(d));
 		*v = d;
 		return isfinite(*v) ? 0 : -1;
 	}
 	default:
 		if (get_uint(t, e, idx, &u) != 0)
 			return -1;
-		*v = (double)u;
+		/* SSHORT and SLONG come back as their unsigned bits */
+		*v = e->type == 8 ? (double)(int16_t)u : e->type == 9 ? (double)(int32_t)u : (double)u;
 		return 0;
 	}
 }
@@ -470,7 +463,7 @@ static void get_desc(struct tiff *t, const struct entry *e, int first, enum desc
 	desc_add(t->m, f, DS_EXIF, (const char *)s, n);
 }
 
-static void set_rat(struct tiff *t, const struct entry *e, unsigned bit, unsigned own,
+static void set_num(struct tiff *t, const struct entry *e, unsigned bit, unsigned own,
 		    double *dst)
 {
 	double v;
@@ -614,11 +607,12 @@ static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, in
 	case 0x9010: get_offset(t, e, 1); break;
 	case 0x9011: get_offset(t, e, 0); break;
 	case 0x9291: get_subsec(t, e); break;
-	case 0x829A: set_rat(t, e, XM_EXPOSURE, EX_EXPOSURE, &m->exposure_time); break;
-	case 0x829D: set_rat(t, e, XM_FNUMBER, EX_FNUMBER, &m->f_number); break;
-	case 0x920A: set_rat(t, e, XM_FOCAL, EX_FOCAL, &m->focal_length); break;
+	case 0x829A: set_num(t, e, XM_EXPOSURE, EX_EXPOSURE, &m->exposure_time); break;
+	case 0x829D: set_num(t, e, XM_FNUMBER, EX_FNUMBER, &m->f_number); break;
+	case 0x920A: set_num(t, e, XM_FOCAL, EX_FOCAL, &m->focal_length); break;
 	case 0x8827:
-		if (may_set(t, EX_ISO, (m->have & XM_ISO) != 0) && get_whole(t, e, -2147483648.0, 4294967295.0, &w) == 0) {
+		if (may_set(t, EX_ISO, (m->have & XM_ISO) != 0) &&
+		    get_whole(t, e, -2147483648.0, 4294967295.0, &w) == 0) {
 			m->iso = w;
 			m->have |= XM_ISO;
 			m->exif.own |= EX_ISO;

@@ -16,10 +16,10 @@
  * exposure_time, f_number, focal_length and the GPS parts; tz_offset,
  * subsec, content_id and the descriptive text keep the first value met.
  * Only values EXIF itself set are replaced (x_meta.exif.own); another
- * source's are kept.  The image size has its own rule: like exiftool, the last IFD
- * marked as the full-resolution image (NewSubfileType 0) gives it, else
- * IFD0.  That is how a NEF or DNG reports its raw image rather than the
- * thumbnail in IFD0.
+ * source's are kept.  The image size has its own rule: like exiftool, the
+ * last IFD marked as the full-resolution image (NewSubfileType 0) gives
+ * it, else IFD0.  That is how a NEF or DNG reports its raw image rather
+ * than the thumbnail in IFD0.
  *
  * Descriptive text goes to desc.h as DS_EXIF: ImageDescription, Artist,
  * Copyright (up to the first NUL) and Rating (0x4746) of the main image's
@@ -66,9 +66,9 @@ struct exif_info {
 };
 
 /* Fill the EXIF fields of *m from the n bytes at p, and *info (may be NULL).
- * Fields already set in *m are kept, but for the rule above.  Returns SL_OK, or SL_E_CORRUPT when
- * there is no valid TIFF header; damage further in is a warning in
- * m->warnings and the fields read so far are kept. */
+ * Fields already set in *m are kept, but for the rule above.  Returns
+ * SL_OK, or SL_E_CORRUPT when there is no valid TIFF header; damage further
+ * in is a warning in m->warnings and the fields read so far are kept. */
 int exif_parse(const uint8_t *p, size_t n, unsigned flags, struct x_meta *m,
 	       struct exif_info *info);
 

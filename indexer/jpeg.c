@@ -289,7 +289,10 @@ static void exif_segments(const uint8_t *p, const struct segments *s, struct x_m
 
 		for (j = i + 1; j < s->nexif && s->exif_cont[j]; j++)
 			len += s->exif_len[j];
-		if (j > i + 1 && (joined = malloc(len)) != NULL) {
+		if (j > i + 1 && (joined = malloc(len)) == NULL) {
+			x_warn(m, "out of memory joining an Exif block split over %d segments", j - i);
+			len = s->exif_len[i];
+		} else if (joined) {
 			size_t at = 0;
 			int k;
 			for (k = i; k < j; k++) {
@@ -297,9 +300,6 @@ static void exif_segments(const uint8_t *p, const struct segments *s, struct x_m
 				at += s->exif_len[k];
 			}
 			block = joined;
-		} else if (j > i + 1) {
-			x_warn(m, "out of memory joining an Exif block split over %d segments", j - i);
-			len = s->exif_len[i];
 		}
 		blocks++;
 		if (exif_parse(block, len, EXIF_IFD1_LOW, m, &in) == SL_OK) {

@@ -43,6 +43,9 @@ except (OSError, subprocess.CalledProcessError):
     skip("exiftool and cjpeg (libimage-exiftool-perl, libjpeg-turbo-progs) are needed")
 
 ASCII, SHORT, LONG, RATIONAL, SSHORT, SLONG, SRATIONAL, FLOAT, DOUBLE = 2, 3, 4, 5, 8, 9, 10, 11, 12
+# struct codes of one value of each TIFF type (a rational is a pair)
+PACK = {SHORT: "H", LONG: "I", RATIONAL: "II", SSHORT: "h", SLONG: "i", SRATIONAL: "ii",
+        FLOAT: "f", DOUBLE: "d"}
 
 
 class Tiff:
@@ -60,23 +63,9 @@ class Tiff:
         if typ == ASCII:
             b = v.encode("latin-1")
             return typ, len(b), b
-        out = b""
-        for x in v:
-            if typ == SHORT:
-                out += struct.pack(e + "H", x)
-            elif typ == SSHORT:
-                out += struct.pack(e + "h", x)
-            elif typ == LONG:
-                out += struct.pack(e + "I", x)
-            elif typ == SLONG:
-                out += struct.pack(e + "i", x)
-            elif typ == FLOAT:
-                out += struct.pack(e + "f", x)
-            elif typ == DOUBLE:
-                out += struct.pack(e + "d", x)
-            elif typ in (RATIONAL, SRATIONAL):
-                num, den = x
-                out += struct.pack(e + ("II" if typ == RATIONAL else "ii"), num, den)
+        code = PACK[typ]
+        out = b"".join(struct.pack(e + code, *(x if isinstance(x, tuple) else (x,)))
+                       for x in v)
         return typ, len(v), out
 
     def build(self, ifd0, exif=None, gps=None, ifd1=None):
