@@ -12,7 +12,7 @@
 #include "common/strbuf.h"
 #include "db/db.h"
 
-#define RAW_FORMATS "'cr2','cr3','crw','nef','arw','dng','orf','rw2','pef','srw','raf','mrw'"
+#define RAW_FORMATS "'cr2','cr3','crw','nef','arw','dng','orf','rw2','pef','srw','raf','mrw','x3f','eip'"
 #define DEVELOPED_FORMATS "'jpeg','heic','heif'"
 
 struct member {

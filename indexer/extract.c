@@ -1,8 +1,10 @@
 #include "indexer/extract.h"
+#include "indexer/eip.h"
 #include "indexer/heif.h"
 #include "indexer/iptc.h"
 #include "indexer/qt.h"
 #include "indexer/raster.h"
+#include "indexer/x3f.h"
 #include "indexer/xmp.h"
 
 #include <inttypes.h>
@@ -87,6 +89,10 @@ const char *x_sniff(const uint8_t *p, size_t n)
 		return "jp2";
 	if (bc_is(&c, 0, "8BPS", 4))
 		return "psd";
+	if (bc_is(&c, 0, "FOVb", 4))
+		return "x3f";
+	if (bc_is(&c, 0, "PK\3\4", 4))
+		return "zip"; /* or "eip", once its members are walked (eip.h) */
 	if (bc_is(&c, 0, "BM", 2) && n >= 26)
 		return "bmp";
 	b = bmff_brand(p, n);
@@ -172,6 +178,7 @@ static const struct {
 	{"heif", bmff_parse}, {"avif", bmff_parse}, {"cr3", bmff_parse}, {"mp4", bmff_parse},
 	{"mov", bmff_parse}, {"3gp", bmff_parse}, {"3g2", bmff_parse}, {"m4v", bmff_parse},
 	{"avi", avi_parse},  {"psd", psd_parse}, {"xmp", xmp_file_parse},
+	{"x3f", x3f_parse},  {"zip", zip_parse},
 };
 
 void x_warn(struct x_meta *m, const char *fmt, ...)
@@ -306,19 +313,34 @@ void x_meta_release(struct x_meta *m)
 	desc_free(m);
 }
 
+/* One catch per streamed file: a movie's (qt.h), an X3F's (x3f.h) or a
+ * ZIP's walk (eip.h). */
 struct x_stream {
 	struct qt_catch *qt;
+	struct x3f_catch *x3f;
+	struct eip_catch *zip;
 };
 
 int x_stream_new(const struct x_meta *m, uint64_t file_size, struct x_stream **out)
 {
 	struct x_stream *s;
+	int movie = qt_movie(m->format) && !m->pics.moov_read;
+	int x3f = strcmp(m->format, "x3f") == 0 && !m->pics.whole;
+	int zip = strcmp(m->format, "zip") == 0 && !m->pics.whole;
 
 	*out = NULL;
-	if (!qt_movie(m->format) || m->pics.moov_read)
+	if (!movie && !x3f && !zip)
 		return SL_OK;
-	s = malloc(sizeof(*s));
-	if (s && !(s->qt = qt_catch_new(file_size))) {
+	s = calloc(1, sizeof(*s));
+	if (s && movie && !(s->qt = qt_catch_new(file_size))) {
+		free(s);
+		s = NULL;
+	}
+	if (s && x3f && !(s->x3f = x3f_catch_new(file_size))) {
+		free(s);
+		s = NULL;
+	}
+	if (s && zip && !(s->zip = eip_catch_new(file_size))) {
 		free(s);
 		s = NULL;
 	}
@@ -330,7 +352,9 @@ int x_stream_new(const struct x_meta *m, uint64_t file_size, struct x_stream **o
 
 int x_stream_feed(struct x_stream *s, const uint8_t *p, size_t n)
 {
-	return qt_catch_feed(s->qt, p, n);
+	if (s->qt)
+		return qt_catch_feed(s->qt, p, n);
+	return s->x3f ? x3f_catch_feed(s->x3f, p, n) : eip_catch_feed(s->zip, p, n);
 }
 
 int x_stream_end(struct x_stream *s, struct x_meta *m)
@@ -339,7 +363,7 @@ int x_stream_end(struct x_stream *s, struct x_meta *m)
 
 	if (!s)
 		return SL_OK;
-	rc = qt_catch_end(s->qt, m);
+	rc = s->qt ? qt_catch_end(s->qt, m) : s->x3f ? x3f_catch_end(s->x3f, m) : eip_catch_end(s->zip, m);
 	free(s);
 	return rc == SL_OK && m->desc_oom ? SL_E_NOMEM : rc;
 }
@@ -349,6 +373,8 @@ void x_stream_free(struct x_stream *s)
 	if (!s)
 		return;
 	qt_catch_free(s->qt);
+	x3f_catch_free(s->x3f);
+	eip_catch_free(s->zip);
 	free(s);
 }
 
@@ -436,7 +462,7 @@ int x_phashable(const char *format)
 {
 	static const char *const formats[] = {"jpeg", "mpo", "cr2", "nef",  "arw",  "dng", "orf",
 					      "rw2",  "pef", "srw", "raf", "cr3",  "heic", "heif",
-					      "avif", "png",  "webp"};
+					      "avif", "png",  "webp", "x3f"};
 	size_t i;
 	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
 		if (strcmp(format, formats[i]) == 0)

@@ -1,8 +1,8 @@
 /* extract.h - from a file's bytes to its record: format, metadata, hash.
  *
  * The format is decided by magic bytes, never by the file name.  Each
- * container has its own parser (jpeg.c, png.c, gif.c, webp.c, bmff.c; TIFF
- * and TIFF-based RAW through exif.c); all read through the bounded cursor of
+ * container has its own parser (jpeg.c, png.c, gif.c, webp.c, bmff.c, x3f.c,
+ * eip.c; TIFF and TIFF-based RAW through exif.c); all read through the bounded cursor of
  * cursor.h, so a hostile file can make a parser give up but never read out of
  * bounds.  Parsers run on the bytes the reader already holds (the whole file,
  * or the first chunk of a streamed one) and do no I/O.
@@ -102,8 +102,10 @@ void x_meta_release(struct x_meta *m);
  *      as text, GPS as text or fewer than three parts, a later EXIF block
  *      or IFD replacing an earlier one's values as exiftool does, no
  *      position without its hemisphere; every format whose EXIF is read
- *      (the list of version 1, and psd). */
-#define X_META_VERSION 5
+ *      (the list of version 1, and psd);
+ *   6: Sigma X3F (x3f.h), ZIP and Capture One EIP (eip.h), which had no
+ *      format before. */
+#define X_META_VERSION 6
 #define X_META_STALE_SQL                                                                 \
 	"(error IS NULL AND (coalesce(meta_version, 0) < 1 AND format IN"                \
 	" ('jpeg', 'mpo', 'exv', 'png', 'webp', 'tiff', 'bigtiff', 'cr2', 'nef', 'arw',"  \
@@ -120,11 +122,13 @@ void x_meta_release(struct x_meta *m);
 	" OR coalesce(meta_version, 0) < 5 AND format IN"                                 \
 	" ('jpeg', 'mpo', 'exv', 'png', 'webp', 'tiff', 'bigtiff', 'cr2', 'nef', 'arw',"  \
 	"  'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'mrw', 'heic', 'heif', 'avif',"     \
-	"  'cr3', 'jp2', 'mp4', 'mov', '3gp', 'psd')))"
+	"  'cr3', 'jp2', 'mp4', 'mov', '3gp', 'psd')"                                      \
+	" OR coalesce(meta_version, 0) < 6 AND format IS NULL AND content_hash IS NOT NULL))"
 
 /* A streamed file's metadata that lies past its first chunk: a movie's moov
  * box, which cameras and phones write after the media data, at the end of a
- * file of gigabytes.  Every byte passes through the reader anyway for the
+ * file of gigabytes; an X3F's sections and directory (x3f.h); a ZIP's
+ * members (eip.h).  Every byte passes through the reader anyway for the
  * content hash, so the box is caught on its way (qt.h): no second read, no
  * seek back.  After x_extract on the first chunk, x_stream_new says whether
  * the rest is wanted (*out NULL: no); feed it every chunk in order from the
@@ -212,7 +216,7 @@ int jpg_phash(const uint8_t *p, size_t n, const struct x_meta *m, int orientatio
 int x_phashable(const char *format);
 #define X_PHASH_FORMATS_SQL                                                              \
 	"('jpeg', 'mpo', 'cr2', 'nef', 'arw', 'dng', 'orf', 'rw2', 'pef', 'srw', 'raf', 'cr3',"    \
-	" 'heic', 'heif', 'avif', 'png', 'webp')"
+	" 'heic', 'heif', 'avif', 'png', 'webp', 'x3f')"
 
 /* The perceptual hash of a file whose first n bytes are at p (all of it
  * when whole) and whose metadata is m: from a RAW's embedded preview, a

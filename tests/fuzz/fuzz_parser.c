@@ -5,12 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "indexer/eip.h"
 #include "indexer/exif.h"
 #include "indexer/extract.h"
 #include "indexer/heif.h"
 #include "indexer/iptc.h"
 #include "indexer/qt.h"
 #include "indexer/raster.h"
+#include "indexer/x3f.h"
 #include "indexer/xmp.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
@@ -107,6 +109,77 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 			    strcmp(m.datetime_original, s.datetime_original) != 0 ||
 			    strcmp(m.tz_offset, s.tz_offset) != 0 || strcmp(m.make, s.make) != 0 ||
 			    strcmp(m.model, s.model) != 0 || strcmp(m.content_id, s.content_id) != 0)
+				abort();
+			x_meta_release(&s);
+		}
+	}
+#elif defined(FUZZ_X3F)
+	{
+		/* An X3F held whole and the same bytes streamed past in chunks
+		 * (of 1 to 4099 bytes, drawn from the input's size: its last
+		 * bytes are the directory offset, mostly zeros) give the
+		 * same fields unless the catch says it could not keep a
+		 * section: anything else is a bug in catching sections across
+		 * chunk boundaries, and aborts. */
+		struct x_meta s;
+		struct x3f_catch *c = x3f_catch_new(size);
+		uint32_t h = (uint32_t)size * 2654435761u;
+		size_t chunk = (h >> 4) % 8 == 0 && size <= 4096 ? (h >> 8) % 7 + 1 : (h >> 8) % 4099 + 1,
+		       off = 0; /* bytes one by one only in small inputs: the same paths, faster */
+
+		m.pics.whole = 1;
+		x3f_parse(p, size, &m, &e);
+		memset(&s, 0, sizeof(s)); /* not whole: the header only */
+		if (c && x3f_parse(p, size, &s, &e) == SL_OK) {
+			while (off < size) {
+				size_t n = size - off < chunk ? size - off : chunk;
+				x3f_catch_feed(c, p + off, n);
+				off += n;
+			}
+			x3f_catch_end(c, &s);
+			c = NULL;
+			if (!strstr(s.warnings, "bounds") &&
+			    (m.have != s.have || m.width != s.width || m.height != s.height ||
+			     m.orientation != s.orientation || m.iso != s.iso ||
+			     memcmp(&m.f_number, &s.f_number, sizeof(double)) != 0 ||
+			     memcmp(&m.exposure_time, &s.exposure_time, sizeof(double)) != 0 ||
+			     memcmp(&m.focal_length, &s.focal_length, sizeof(double)) != 0 ||
+			     strcmp(m.datetime_original, s.datetime_original) != 0 ||
+			     strcmp(m.make, s.make) != 0 || strcmp(m.model, s.model) != 0))
+				abort();
+		}
+		x3f_catch_free(c);
+		x_meta_release(&s);
+	}
+#elif defined(FUZZ_EIP)
+	{
+		/* A ZIP walked whole (one chunk) and in chunks of 1 to 4099
+		 * bytes (drawn from its size) gives the same record: anything
+		 * else is a bug in following members across chunk boundaries,
+		 * and aborts. */
+		struct x_meta s;
+		struct eip_catch *c = eip_catch_new(size);
+		uint32_t h = (uint32_t)size * 2654435761u;
+		size_t chunk = (h >> 4) % 8 == 0 && size <= 4096 ? (h >> 8) % 7 + 1 : (h >> 8) % 4099 + 1,
+		       off = 0;
+
+		m.pics.whole = 1;
+		zip_parse(p, size, &m, &e);
+		memset(&s, 0, sizeof(s));
+		if (c) {
+			while (off < size) {
+				size_t n = size - off < chunk ? size - off : chunk;
+				int more = eip_catch_feed(c, p + off, n);
+				off += n;
+				if (!more)
+					break;
+			}
+			eip_catch_end(c, &s);
+			if (strcmp(m.format, s.format) != 0 || m.have != s.have || m.width != s.width ||
+			    m.height != s.height || m.orientation != s.orientation || m.iso != s.iso ||
+			    memcmp(&m.f_number, &s.f_number, sizeof(double)) != 0 ||
+			    strcmp(m.datetime_original, s.datetime_original) != 0 ||
+			    strcmp(m.make, s.make) != 0 || strcmp(m.model, s.model) != 0)
 				abort();
 			x_meta_release(&s);
 		}

@@ -24,10 +24,16 @@ if [ ! -d "$seeds" ]; then
   done
   build-fuzz/mkcorpus --files 6 --median 20k --no-sync "$seeds/gen" >/dev/null
   find "$seeds/gen" -type f -exec mv {} "$seeds/" \;
+  # no real X3F or EIP file is at hand: small ones drawn as the tests draw them
+  python3 tests/integration/test_x3f.py --files 12 --seeds "$seeds/gen"
+  python3 tests/integration/test_eip.py --files 12 --seeds "$seeds/gen"
+  for f in "$seeds"/gen/*.x3f "$seeds"/gen/*.eip "$seeds"/gen/*.zip; do
+    if [ -e "$f" ]; then mv "$f" "$seeds/seed-$(basename "$f")"; fi
+  done
   rm -rf "$seeds/gen"
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(exif jpeg extract heif raster png gif webp bmff jp2 tiff raf crw mrw qt avi xmp iptc usn retrieval)
+[ ${#targets[@]} -gt 0 ] || targets=(exif jpeg extract heif raster png gif webp bmff jp2 tiff raf crw mrw qt avi xmp iptc x3f eip usn retrieval)
 status=0
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t"

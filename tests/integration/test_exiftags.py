@@ -25,11 +25,13 @@ import argparse
 import json
 import os
 import random
-import struct
 import subprocess
 from fractions import Fraction
 
+from differential import compare
 from lib import check, done, export, run, skip, tempdir
+from tiffgen import (ASCII, DOUBLE, FLOAT, LONG, RATIONAL, SHORT, SLONG, SRATIONAL, SSHORT,
+                     Tiff, app1)
 
 ap = argparse.ArgumentParser()
 ap.add_argument("--files", type=int, default=1000)
@@ -41,76 +43,6 @@ try:
     subprocess.run(["cjpeg", "-version"], capture_output=True)
 except (OSError, subprocess.CalledProcessError):
     skip("exiftool and cjpeg (libimage-exiftool-perl, libjpeg-turbo-progs) are needed")
-
-ASCII, SHORT, LONG, RATIONAL, SSHORT, SLONG, SRATIONAL, FLOAT, DOUBLE = 2, 3, 4, 5, 8, 9, 10, 11, 12
-# struct codes of one value of each TIFF type (a rational is a pair)
-PACK = {SHORT: "H", LONG: "I", RATIONAL: "II", SSHORT: "h", SLONG: "i", SRATIONAL: "ii",
-        FLOAT: "f", DOUBLE: "d"}
-
-
-class Tiff:
-    """A TIFF block laid out by hand: IFDs and their values in one byte
-    order, every offset from the block's start."""
-
-    def __init__(self, be):
-        self.e = ">" if be else "<"
-        self.be = be
-
-    def value(self, typ, v):
-        """(type, count, bytes) of a value of that type: v is a list of
-        numbers, or text for ASCII."""
-        e = self.e
-        if typ == ASCII:
-            b = v.encode("latin-1")
-            return typ, len(b), b
-        code = PACK[typ]
-        out = b"".join(struct.pack(e + code, *(x if isinstance(x, tuple) else (x,)))
-                       for x in v)
-        return typ, len(v), out
-
-    def build(self, ifd0, exif=None, gps=None, ifd1=None):
-        """ifd0 ... ifd1: lists of (tag, type, count, bytes)."""
-        e = self.e
-        layout = [("ifd0", list(ifd0))]
-        if exif is not None:
-            layout.append(("exif", list(exif)))
-        if gps is not None:
-            layout.append(("gps", list(gps)))
-        if ifd1 is not None:
-            layout.append(("ifd1", list(ifd1)))
-        # pointers first, so that every IFD's size is known
-        if exif is not None:
-            layout[0][1].append((0x8769, LONG, 1, b"\0" * 4))
-        if gps is not None:
-            layout[0][1].append((0x8825, LONG, 1, b"\0" * 4))
-
-        def size(entries):
-            data = sum((len(b) + 1) & ~1 for (_, _, _, b) in entries if len(b) > 4)
-            return 2 + 12 * len(entries) + 4 + data
-
-        at, off = 8, {}
-        for name, entries in layout:
-            off[name] = at
-            at += size(entries)
-        out = (b"MM\0*" if self.be else b"II*\0") + struct.pack(e + "I", 8)
-        for name, entries in layout:
-            entries = sorted(entries)
-            if name == "ifd0":
-                entries = [(t, ty, c, struct.pack(e + "I", off["exif" if t == 0x8769 else "gps"])
-                            if t in (0x8769, 0x8825) else b) for (t, ty, c, b) in entries]
-            base = off[name]
-            data_at = base + 2 + 12 * len(entries) + 4
-            head, data = struct.pack(e + "H", len(entries)), b""
-            for tag, typ, cnt, b in entries:
-                if len(b) <= 4:
-                    head += struct.pack(e + "HHI", tag, typ, cnt) + b.ljust(4, b"\0")
-                else:
-                    head += struct.pack(e + "HHII", tag, typ, cnt, data_at + len(data))
-                    data += b + (b"\0" if len(b) % 2 else b"")
-            nxt = off["ifd1"] if name == "ifd0" and "ifd1" in off else 0
-            out += head + struct.pack(e + "I", nxt) + data
-        return out
-
 
 def text_value(rng, words):
     """A text as writers leave it: NUL-terminated, sometimes padded with
@@ -244,11 +176,6 @@ def draw_segment(rng):
     return tf.build(ifd0, exif if exif else None, gps if gps else None, ifd1 if ifd1 else None)
 
 
-def app1(tiff):
-    body = b"Exif\0\0" + tiff
-    return b"\xff\xe1" + struct.pack(">H", len(body) + 2) + body
-
-
 def first_number(v):
     """exiftool's -n value: a number, or text of numbers ("200 400",
     "1/250"): its first, as a Fraction-exact float."""
@@ -350,18 +277,7 @@ with tempdir("exiftags", os.environ.get("EXIFTAGS_BASE")) as work:
     got = {os.path.basename(r["path"]): r for r in export(db)}
     check(len(got) == args.files and len(want) == args.files,
           "%d files: %d records, %d exiftool reports" % (args.files, len(got), len(want)))
-    compared = agreed = 0
-    for name in sorted(want):
-        r = got.get(name, {})
-        for k in FIELDS:
-            w, g = want[name].get(k), r.get(k)
-            if w is None and g is None:
-                continue
-            compared += 1
-            if same(g, w):
-                agreed += 1
-            else:
-                check(False, "%s %s: exiftool %r, seekless %r" % (name, k, w, g))
+    compared, agreed = compare(want, got, FIELDS, agree=same)
     print("%d files (by Exif blocks: %s; %d blocks split over two segments), %d values "
           "compared, %d agree" % (args.files, shapes["segments"], shapes.get("split", 0),
                                   compared, agreed))
