@@ -1,4 +1,4 @@
-#include "db/db.h"
+#include "db/db_int.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -517,4 +517,15 @@ int db_journal_put(struct db *db, const char *volume, uint64_t journal_id, int64
 	sqlite3_bind_int64(st, 3, next_usn);
 	sqlite3_bind_int64(st, 4, db->scan_id);
 	return run(db, st, "journal store", err);
+}
+
+int64_t db_scan_id(const struct db *db)
+{
+	return db->scan_id;
+}
+
+void db_scan_counts(const struct db *db, uint64_t *relinked, uint64_t *ctime_changed)
+{
+	*relinked = db->relinked;
+	*ctime_changed = db->ctime_changed;
 }

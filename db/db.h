@@ -4,7 +4,9 @@
  * transactions (a killed process loses at most the open batch; the file is
  * never corrupt).  The schema is versioned with PRAGMA user_version and
  * upgraded by migrations on open (schema.c; docs/schema.md).  A struct db is
- * used by one thread at a time.
+ * used by one thread at a time.  It is opaque: db/'s own files share its
+ * insides and their helpers through db/db_int.h, which nothing outside db/
+ * includes but the white-box unit test.
  */
 #ifndef SL_DB_H
 #define SL_DB_H
@@ -12,53 +14,12 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include <sqlite3.h>
-
 #include "common/err.h"
-#include "indexer/pipeline.h"
+#include "indexer/record.h"
 
 #define DB_SCHEMA_VERSION 11
 
-/* Rows per transaction, and the longest a batch stays open. */
-#define DB_BATCH_ROWS 1000
-#define DB_BATCH_SECONDS 1.0
-
-/* Bytes of statement journal SQLite keeps in memory before it spills to a
- * file (db_configure).  At most 128 KiB: SQLite moves the journal to the
- * file in chunks of this size, and its Unix VFS masks a write's length to
- * 17 bits (os_unix.c seekAndWriteFd), so a bigger chunk is a short write
- * that fails the statement as SQLITE_FULL (3.40: a 1 MiB threshold did). */
-#define DB_STMT_SPILL (120 << 10)
-
-/* A missing record a new file may take over (same size and content). */
-struct db_relink {
-	int64_t id;
-	size_t missing; /* its index in db_diff.missing; SIZE_MAX: already deleted */
-	uint64_t size;
-	char hash[33];
-	int used;
-};
-
-struct db {
-	sqlite3 *h;
-	char *path;
-	sqlite3_stmt *put;   /* upsert of one file record */
-	int in_txn;
-	int batch_rows;
-	double batch_start;
-	int64_t scan_id;     /* scan the records belong to */
-	void *lock;          /* held by db_lock */
-	int64_t *fs_ids;     /* filesystems.id by ftab device index (db_map_fs) */
-	int64_t *tick_ns;    /* timestamp granularity by ftab device index, at most */
-	size_t nfs;
-	struct db_relink *relink; /* sorted by (size, hash); db_relink_candidates */
-	size_t nrelink, cap_relink;
-	sqlite3_stmt *relink_st, *displace_st;
-	uint64_t relinked;
-	sqlite3_stmt *recheck_st;
-	uint64_t ctime_same, ctime_changed; /* FT_CTIME files read: content as before, or not */
-	sqlite3_stmt *links_group_st, *links_set_st, *links_touched_st; /* links.c */
-};
+struct db;
 
 /* Open and migrate the database at path; with create, a missing file is
  * created with mode 0600 (and missing parent directories 0700).  Returns
@@ -66,6 +27,14 @@ struct db {
  * program" and "no database here"). */
 int db_open(const char *path, int create, struct db **out, struct sl_err *err);
 void db_close(struct db *db);
+
+/* The scan db_scan_begin began (0 before). */
+int64_t db_scan_id(const struct db *db);
+
+/* What this connection's scan found on the way: records taken over by a
+ * file that moved across file systems (relinked), and files read because
+ * only their ctime moved whose content had changed. */
+void db_scan_counts(const struct db *db, uint64_t *relinked, uint64_t *ctime_changed);
 
 /* Take the index's lock (PATH.lock, flock): one scan per index at a time.
  * Scans a killed process left 'running' are then marked interrupted.
@@ -77,8 +46,6 @@ int db_lock(struct db *db, struct sl_err *err);
 struct dev_info;
 int db_map_fs(struct db *db, const struct dev_info *devs, size_t n, struct sl_err *err);
 
-/* Current PRAGMA user_version. */
-int db_user_version(struct db *db, int *version, struct sl_err *err);
 
 /* Start a scan row (status 'running'); later records belong to it. */
 int db_scan_begin(struct db *db, const char *command, const char *order,
@@ -191,9 +158,6 @@ int db_apply_moves(struct db *db, const struct ftab *ft, const struct db_diff *d
  * marked deleted.  Empty files are never taken over. */
 int db_relink_candidates(struct db *db, const struct db_diff *d, char *const *roots,
 			 size_t nroots, struct sl_err *err);
-/* The id of an unused candidate with this size and hash, now used; 0 if
- * none. */
-int64_t db_relink_take(struct db *db, uint64_t size, const char *hash);
 
 /* After a complete scan: mark the missing records no new file took as
  * deleted, and confirm the provisional deletions no file claimed; *count
@@ -211,21 +175,6 @@ int db_journal_get(struct db *db, const char *volume, uint64_t *journal_id, int6
 /* Store it, for the scan in progress. */
 int db_journal_put(struct db *db, const char *volume, uint64_t journal_id, int64_t next_usn,
 		   struct sl_err *err);
-
-/* Fault injection for tests (fault.c): after `after` more successful
- * writes to database files, writes, truncates and syncs fail as a failing
- * disk (DB_FAULT_IOERR) or a full one (DB_FAULT_FULL) would make them,
- * until DB_FAULT_NONE.  Affects connections opened after the first call.
- * Not for production use. */
-enum db_fault { DB_FAULT_NONE, DB_FAULT_IOERR, DB_FAULT_FULL };
-void db_inject(enum db_fault kind, int after);
-/* How many statement journals SQLite has written to a file (not kept in
- * memory) since the first db_inject. */
-long db_fault_subjournals(void);
-
-/* SQLite's process-wide settings (the statement-journal spill); db_open
- * and db_inject call it before SQLite initialises. */
-void db_configure(void);
 
 /* Delete the records marked deleted more than `days` days ago (0: all). */
 int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err);
@@ -327,31 +276,5 @@ int db_near_groups(const uint64_t *h, const unsigned char *embedded, size_t n, i
 /* The last n scans, newest first, one line each (when, how started, how it
  * ended, what it found, how long it took), for `service status`. */
 int db_scan_history(struct db *db, int n, FILE *out, struct sl_err *err);
-
-/* Within db/: apply migrations up to DB_SCHEMA_VERSION (schema.c);
- * db_migrate_to stops at version target (tests build old databases). */
-int db_migrate(sqlite3 *h, struct sl_err *err);
-int db_migrate_to(sqlite3 *h, int target, struct sl_err *err);
-/* Within db/: whether a file of ftab device devi, stat'ed at some moment
- * between the wall-clock times from and to, had a change time (else mtime)
- * so close to that moment that another change in the same timestamp tick
- * could follow unseen ("racy", as git calls it): its record then gets
- * DB_CTIME_RACY, and the next scan reads it again. */
-int db_racy(const struct db *db, uint16_t devi, int64_t ctime_ns, int64_t mtime_ns, int64_t from,
-	    int64_t to);
-/* Within db/: sidecar links (links.c).  db_links_init sets up, on the
- * connection, the notes of which paths changed; an index upgraded from a
- * schema before 11 (from_version) gets its links made, in a transaction of
- * its own.  db_links_update, inside the open transaction, just before it
- * commits, recomputes files.sidecar_id for every image the changed paths
- * could affect. */
-int db_links_init(struct db *db, int from_version, struct sl_err *err);
-int db_links_update(struct db *db, struct sl_err *err);
-/* Within db/: the length of a file name's stem, as Python's
- * os.path.splitext splits it (up to the last dot that does not lead it). */
-size_t db_stem_len(const char *name, size_t n);
-/* Within db/: SL_E_DB error from the handle's last failure. */
-int db_fail(sqlite3 *h, struct sl_err *err, const char *file, int line, const char *what);
-#define DB_FAIL(h, err, what) db_fail((h), (err), __FILE__, __LINE__, (what))
 
 #endif

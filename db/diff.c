@@ -32,7 +32,8 @@
 #include <xxhash.h>
 
 #include "common/sys.h"
-#include "db/db.h"
+#include "common/strbuf.h"
+#include "db/db_int.h"
 #include "scanner/ftab.h"
 
 struct rec {
@@ -263,6 +264,10 @@ static int same_identity(const struct rec *r, const struct ft_file *f, int64_t f
 	return r->ino == f->ino && (r->fs_id == 0 || r->fs_id == fs_id);
 }
 
+/* Over 150 lines on purpose: the diff's numbered passes share the two indexes
+ * (by path, by identity) and the marks of records already claimed, and
+ * their order is the matching rule itself (docs/design.md, "Incremental
+ * scans"), which reads best top to bottom in one place. */
 int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, int flags,
 	    struct db_diff *d, struct sl_err *err)
 {

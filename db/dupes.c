@@ -14,7 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "db/db.h"
+#include "common/strbuf.h"
+#include "db/db_int.h"
 #include "indexer/phash.h"
 
 struct keyed {

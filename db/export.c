@@ -14,7 +14,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
-#include "db/db.h"
+#include "db/db_int.h"
 
 struct col {
 	const char *key;

@@ -9,7 +9,7 @@
 #include <stdatomic.h>
 #include <string.h>
 
-#include "db/db.h"
+#include "db/db_int.h"
 
 static sqlite3_vfs *real;
 static sqlite3_vfs shim;

@@ -30,7 +30,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
-#include "db/db.h"
+#include "db/db_int.h"
 
 /* The stem's length: up to the last dot that does not lead the name. */
 size_t db_stem_len(const char *name, size_t n)

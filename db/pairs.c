@@ -10,7 +10,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
-#include "db/db.h"
+#include "db/db_int.h"
 
 #define RAW_FORMATS "'cr2','cr3','crw','nef','arw','dng','orf','rw2','pef','srw','raf','mrw','x3f','eip'"
 #define DEVELOPED_FORMATS "'jpeg','heic','heif'"

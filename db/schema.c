@@ -6,7 +6,7 @@
  * (and document it in docs/schema.md). */
 #include <stdio.h>
 
-#include "db/db.h"
+#include "db/db_int.h"
 
 static const char *const migrations[] = {
 	/* 0 -> 1: the initial schema */

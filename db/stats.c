@@ -5,7 +5,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
-#include "db/db.h"
+#include "db/db_int.h"
 
 /* One grouped count: label, files, bytes. */
 struct section {

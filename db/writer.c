@@ -7,7 +7,7 @@
 
 #include "common/sys.h"
 #include "common/strbuf.h"
-#include "db/db.h"
+#include "db/db_int.h"
 #include "indexer/desc.h"
 #include "scanner/ftab.h"
 

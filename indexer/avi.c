@@ -21,6 +21,7 @@
 
 #include "indexer/cursor.h"
 #include "indexer/extract.h"
+#include "indexer/parsers.h"
 #include "indexer/xmp.h"
 
 struct avi {

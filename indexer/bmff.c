@@ -21,6 +21,7 @@
 #include "indexer/cursor.h"
 #include "indexer/exif.h"
 #include "indexer/extract.h"
+#include "indexer/parsers.h"
 #include "indexer/qt.h"
 #include "indexer/xmp.h"
 

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "common/strbuf.h"
+#include "indexer/parsers.h"
 
 struct desc_val {
 	uint32_t off, len;

@@ -8,23 +8,29 @@
 
 #include <zlib.h>
 
+#include "indexer/parsers.h"
+
 #define SNIFF 64 /* bytes of a member that tell its format */
 /* compressed bytes inflated only to find where members end (sizes after
  * the data): a package's RAW is far less; a streamed backup archive is
  * not inflated whole for a walk */
-#define THROUGH_MAX ((uint64_t)256 << 20)
+#define THROUGH_MAX ((uint64_t)256 << 20) /* over the whole archive */
+/* a data descriptor: signature, CRC, two sizes of 4 bytes, or of 8 with
+ * ZIP64 */
+#define DESC_MAX 24
 
 enum { W_HDR, W_NAME, W_DATA, W_DESC, W_DONE };
 
 struct eip_catch {
 	uint64_t pos, size;
+	uint64_t hdr_at;  /* where the current member's header starts */
 	int state;
 	/* the member's local header */
 	uint8_t hdr[30];
 	size_t hlen;
 	uint16_t flags, method;
 	uint64_t csize, usize;
-	int zip64;
+	int zip64;      /* its extra field has ZIP64 sizes: so has its descriptor */
 	size_t name_len, extra_len, var_got;
 	char name[256];
 	uint8_t extra[1024];
@@ -35,7 +41,8 @@ struct eip_catch {
 			   its data descriptor (signature, CRC, two sizes that
 			   equal the bytes passed) */
 	uint64_t blind_len; /* its data bytes passed */
-	uint8_t carry[15];  /* the last bytes seen, not yet passed: a descriptor may start there */
+	uint32_t blind_crc; /* and their CRC-32 */
+	uint8_t carry[DESC_MAX - 1]; /* the last bytes seen, not yet passed: a descriptor may start there */
 	size_t ncarry;
 	int capture;    /* its head is wanted */
 	size_t want;    /* SNIFF, then EIP_HEAD once it is an image */
@@ -52,6 +59,7 @@ struct eip_catch {
 	uint8_t *image;
 	size_t image_len;
 	uint64_t image_size;
+	int image_open; /* its member has not ended: image_size is not known yet */
 	int eip, nomem;
 	char warn[160];
 };
@@ -74,8 +82,9 @@ static uint64_t le64(const uint8_t *p)
 static void stop(struct eip_catch *c, const char *why)
 {
 	if (why && !c->warn[0])
-		snprintf(c->warn, sizeof(c->warn), "zip: %s at byte %llu; the rest is not followed", why,
-			 (unsigned long long)c->pos);
+		snprintf(c->warn, sizeof(c->warn),
+			 "zip: %s at byte %llu; the rest is not followed", why,
+			 (unsigned long long)c->hdr_at); /* the same however the bytes came */
 	c->state = W_DONE;
 }
 
@@ -92,30 +101,40 @@ static int ends_with(const char *s, const char *tail)
 	return a >= b && memcmp(s + a - b, tail, b) == 0;
 }
 
+static void end_member(struct eip_catch *c);
+
 /* The local header and its name and extra field are in: how to pass its
  * data. */
 static void begin_member(struct eip_catch *c)
 {
-	size_t k;
+	size_t k, lim;
 	int root;
 
 	c->name[c->name_len < sizeof(c->name) ? c->name_len : sizeof(c->name) - 1] = '\0';
-	if (c->zip64) { /* the ZIP64 extra field: the sizes given as 0xFFFFFFFF, in order */
-		size_t lim = c->extra_len < sizeof(c->extra) ? c->extra_len : sizeof(c->extra);
-		for (k = 0; k + 4 <= lim;) {
-			uint16_t id = le16(c->extra + k), len = le16(c->extra + k + 2);
-			if (id == 1) {
-				size_t at = k + 4;
-				if (c->usize == 0xffffffffu && at + 8 <= lim && at + 8 <= k + 4 + len) {
+	/* The ZIP64 extra field (id 1): its presence, not sizes of 0xFFFFFFFF,
+	 * makes the data descriptor's sizes 8 bytes each.  In a local header it
+	 * holds both sizes, uncompressed first; a writer that gives only the
+	 * one that overflowed is read as such. */
+	lim = c->extra_len < sizeof(c->extra) ? c->extra_len : sizeof(c->extra);
+	for (k = 0; k + 4 <= lim;) {
+		uint16_t id = le16(c->extra + k), len = le16(c->extra + k + 2);
+		size_t at = k + 4, end = at + len < lim ? at + len : lim;
+		if (id == 1) {
+			c->zip64 = 1;
+			if (at + 16 <= end) {
+				if (c->usize == 0xffffffffu || c->csize == 0xffffffffu) {
 					c->usize = le64(c->extra + at);
-					at += 8;
+					c->csize = le64(c->extra + at + 8);
 				}
-				if (c->csize == 0xffffffffu && at + 8 <= lim && at + 8 <= k + 4 + len)
+			} else if (at + 8 <= end) {
+				if (c->usize == 0xffffffffu)
+					c->usize = le64(c->extra + at);
+				else if (c->csize == 0xffffffffu)
 					c->csize = le64(c->extra + at);
-				break;
 			}
-			k += 4 + (size_t)len;
+			break;
 		}
+		k += 4 + (size_t)len;
 	}
 	if (strncmp(c->name, "CaptureOne/", 11) == 0 &&
 	    (ends_with(c->name, ".cos") || ends_with(c->name, ".COS")))
@@ -126,6 +145,7 @@ static void begin_member(struct eip_catch *c)
 	c->hl = 0;
 	c->through = c->blind = 0;
 	c->blind_len = 0;
+	c->blind_crc = (uint32_t)crc32(0, Z_NULL, 0);
 	c->ncarry = 0;
 	c->left = c->csize;
 	if (c->flags & 8) {
@@ -148,6 +168,8 @@ static void begin_member(struct eip_catch *c)
 		c->zinit = 1;
 	}
 	c->state = W_DATA;
+	if (!(c->flags & 8) && c->left == 0)
+		end_member(c); /* empty: it ends here, whatever follows */
 }
 
 /* Room for the head's next bytes. */
@@ -176,6 +198,10 @@ static void settle_head(struct eip_catch *c, int ended)
 {
 	if (!c->capture)
 		return;
+	if (c->hl == 0 && ended) {
+		c->capture = 0;
+		return;
+	}
 	if (c->want == SNIFF && (c->hl >= SNIFF || ended)) {
 		if (is_image(c->head, c->hl))
 			c->want = EIP_HEAD;
@@ -186,15 +212,32 @@ static void settle_head(struct eip_catch *c, int ended)
 		c->image = c->head;
 		c->image_len = c->hl;
 		c->image_size = c->usize > c->hl ? c->usize : c->hl;
+		/* sizes after the data: known once the member ends (end_member) */
+		c->image_open = !ended;
 		c->head = NULL;
 		c->hl = c->hcap = 0;
 		c->capture = 0;
 	}
 }
 
+/* The bytes of the member that just ended, uncompressed. */
+static uint64_t member_size(const struct eip_catch *c)
+{
+	if (c->blind)
+		return c->blind_len;
+	if (c->through && c->zinit)
+		return c->z.total_out;
+	return c->method == 0 ? c->csize : c->usize;
+}
+
 static void end_member(struct eip_catch *c)
 {
 	settle_head(c, 1);
+	if (c->image_open) {
+		uint64_t n = member_size(c);
+		c->image_size = n > c->image_len ? n : c->image_len;
+		c->image_open = 0;
+	}
 	c->capture = 0;
 	if (c->zinit) {
 		inflateEnd(&c->z);
@@ -242,10 +285,13 @@ static size_t data(struct eip_catch *c, const uint8_t *p, size_t n)
 	} else if (c->zinit && (c->capture || c->through)) {
 		uint8_t scratch[16384];
 		int zr = Z_OK;
+		if (c->through && take > THROUGH_MAX - c->inflated_through)
+			take = (size_t)(THROUGH_MAX - c->inflated_through); /* the same byte in every mode */
 		c->z.next_in = (Bytef *)p;
 		c->z.avail_in = (uInt)(take > 0x40000000 ? 0x40000000 : take);
 		take = c->z.avail_in;
-		while (c->z.avail_in && zr == Z_OK) {
+		/* a full output buffer may leave output pending with no input left */
+		while ((c->z.avail_in || c->z.avail_out == 0) && zr == Z_OK) {
 			int into_head = c->capture && c->hl < c->want && head_room(c, 16384);
 			if (!into_head && !c->through)
 				break; /* the head is done; the rest is passed, not inflated */
@@ -253,6 +299,8 @@ static size_t data(struct eip_catch *c, const uint8_t *p, size_t n)
 			c->z.avail_out = into_head ? (uInt)((c->want - c->hl) < 16384 ? c->want - c->hl : 16384)
 						   : (uInt)sizeof(scratch);
 			zr = inflate(&c->z, Z_NO_FLUSH);
+			if (zr == Z_MEM_ERROR)
+				c->nomem = 1;
 			if (into_head)
 				c->hl = (size_t)(c->z.next_out - c->head);
 			settle_head(c, 0);
@@ -270,7 +318,7 @@ static size_t data(struct eip_catch *c, const uint8_t *p, size_t n)
 				stop(c, "a member that does not inflate");
 				return used;
 			}
-			if (c->inflated_through > THROUGH_MAX) {
+			if (c->inflated_through >= THROUGH_MAX) {
 				stop(c, "too much to inflate to find where members end");
 				return used;
 			}
@@ -297,66 +345,83 @@ static void blind_pass(struct eip_catch *c, const uint8_t *p, size_t n)
 {
 	stored_head(c, p, n);
 	c->blind_len += n;
+	c->blind_crc = (uint32_t)crc32(c->blind_crc, p, (uInt)n);
 }
 
-/* Is there a data descriptor at q (16 bytes) for a stored member whose
- * data is at bytes long? */
-static int descriptor_at(const uint8_t *q, uint64_t at)
+/* The length of the member's data descriptor. */
+static size_t desc_len(const struct eip_catch *c)
 {
-	return memcmp(q, "PK\7\10", 4) == 0 && le32(q + 8) == at && le32(q + 12) == at;
+	return c->zip64 ? 24 : 16;
+}
+
+/* Is there, at q, the data descriptor of a stored member whose data are
+ * the at bytes passed, then the n at p?  Its sizes must be those bytes'
+ * count (an encrypted member's plain size is 12 less), its CRC theirs (not
+ * checked when encrypted: the CRC is of the plain text). */
+static int descriptor_at(const struct eip_catch *c, const uint8_t *q, const uint8_t *p, size_t n)
+{
+	uint64_t at = c->blind_len + n, cs, us;
+	int enc = c->flags & 1;
+
+	if (memcmp(q, "PK\7\10", 4) != 0)
+		return 0;
+	cs = c->zip64 ? le64(q + 8) : le32(q + 8);
+	us = c->zip64 ? le64(q + 16) : le32(q + 12);
+	if (cs != at || (us != at && !(enc && at >= 12 && us == at - 12)))
+		return 0;
+	return enc || le32(q + 4) == (uint32_t)crc32(c->blind_crc, p, (uInt)n);
 }
 
 /* A blind member's bytes: returns how many of the n at p it took (the
- * rest follow the member).  The last 15 bytes seen wait in the carry
+ * rest follow the member).  The last dl - 1 bytes seen wait in the carry
  * until the bytes after them show whether a descriptor starts there. */
 static size_t blind(struct eip_catch *c, const uint8_t *p, size_t n)
 {
-	uint8_t j[15 + 15];
-	size_t nj, i, had = c->ncarry;
+	uint8_t j[2 * (DESC_MAX - 1)];
+	size_t dl = desc_len(c), keep = dl - 1, nj, i, had = c->ncarry;
 	const uint8_t *q;
 
-	if (n < 15) { /* carry and p together are small: one window */
+	if (n < keep) { /* carry and p together are small: one window */
 		memcpy(j, c->carry, had);
 		memcpy(j + had, p, n);
 		nj = had + n;
-		for (i = 0; i + 16 <= nj; i++)
-			if (descriptor_at(j + i, c->blind_len + i)) {
+		for (i = 0; i + dl <= nj; i++)
+			if (descriptor_at(c, j + i, j, i)) {
 				blind_pass(c, j, i);
 				c->ncarry = 0;
 				end_member(c);
-				return i + 16 - had;
+				return i + dl - had;
 			}
-		i = nj > 15 ? nj - 15 : 0;
+		i = nj > keep ? nj - keep : 0;
 		blind_pass(c, j, i);
 		c->ncarry = nj - i;
 		memcpy(c->carry, j + i, c->ncarry);
 		return n;
 	}
-	/* a descriptor that starts in the carry runs into p's first 15 bytes */
+	/* a descriptor that starts in the carry runs into p's first bytes */
 	memcpy(j, c->carry, had);
-	memcpy(j + had, p, 15);
+	memcpy(j + had, p, keep);
 	for (i = 0; i < had; i++)
-		if (descriptor_at(j + i, c->blind_len + i)) {
+		if (descriptor_at(c, j + i, j, i)) {
 			blind_pass(c, j, i);
 			c->ncarry = 0;
 			end_member(c);
-			return i + 16 - had;
+			return i + dl - had;
 		}
 	blind_pass(c, c->carry, had);
 	c->ncarry = 0;
-	for (q = p; (q = memchr(q, 'P', (size_t)(p + n - 15 - q))) != NULL; q++) {
-		if (q + 16 <= p + n && descriptor_at(q, c->blind_len + (size_t)(q - p))) {
+	for (q = p; (size_t)(p + n - q) >= dl && (q = memchr(q, 'P', (size_t)(p + n - keep - q)));
+	     q++) {
+		if (descriptor_at(c, q, p, (size_t)(q - p))) {
 			i = (size_t)(q - p);
 			blind_pass(c, p, i);
 			end_member(c);
-			return i + 16;
+			return i + dl;
 		}
-		if (q + 1 >= p + n - 15)
-			break;
 	}
-	blind_pass(c, p, n - 15);
-	memcpy(c->carry, p + n - 15, 15);
-	c->ncarry = 15;
+	blind_pass(c, p, n - keep);
+	memcpy(c->carry, p + n - keep, keep);
+	c->ncarry = keep;
 	return n;
 }
 
@@ -386,6 +451,8 @@ int eip_catch_feed(struct eip_catch *c, const uint8_t *p, size_t n)
 		int before = c->state;
 		switch (c->state) {
 		case W_HDR:
+			if (c->hlen == 0)
+				c->hdr_at = c->pos;
 			t = 30 - c->hlen < n ? 30 - c->hlen : n;
 			memcpy(c->hdr + c->hlen, p, t);
 			c->hlen += t;
@@ -395,7 +462,7 @@ int eip_catch_feed(struct eip_catch *c, const uint8_t *p, size_t n)
 					c->method = le16(c->hdr + 8);
 					c->csize = le32(c->hdr + 18);
 					c->usize = le32(c->hdr + 22);
-					c->zip64 = c->csize == 0xffffffffu || c->usize == 0xffffffffu;
+					c->zip64 = 0; /* begin_member reads the extra field */
 					c->name_len = le16(c->hdr + 26);
 					c->extra_len = le16(c->hdr + 28);
 					c->var_got = 0;
@@ -464,9 +531,16 @@ int eip_catch_end(struct eip_catch *c, struct x_meta *m)
 	if (!c)
 		return SL_OK;
 	if (c->state == W_DATA) { /* the file ends inside a member */
+		int had = c->image != NULL;
 		if (c->blind)
 			blind_pass(c, c->carry, c->ncarry);
 		settle_head(c, 1);
+		/* an image cut short is the head of something longer */
+		if (c->image && (!had || c->image_open)) {
+			uint64_t n = (uint64_t)c->image_len + 1;
+			c->image_size = c->usize > n ? c->usize : n;
+			c->image_open = 0;
+		}
 		snprintf(c->warn, sizeof(c->warn), "zip: the file ends inside a member");
 	} else if (c->state != W_DONE && !(c->state == W_HDR && c->hlen == 0)) {
 		snprintf(c->warn, sizeof(c->warn), "zip: the file ends inside a member's header");

@@ -16,9 +16,14 @@
  * both give the same record, and no byte is read twice.  A member is
  * stored or deflated (inflated only as far as its head, or through when
  * its sizes follow its data and it is one of the package's small settings
- * files); a member whose sizes follow its data and that cannot be
- * inflated through ends the walk, with a warning, as do an encrypted
- * image and any bytes that are no member header.  ZIP64 sizes are read. */
+ * files; THROUGH_MAX over the archive); a member whose sizes follow its
+ * data and that cannot be inflated through ends the walk, with a warning,
+ * as do any bytes that are no member header.  A stored member whose sizes
+ * follow its data ends at the descriptor whose sizes and CRC match the
+ * bytes passed.  ZIP64 sizes are read, and a member with a ZIP64 extra
+ * field has a ZIP64 descriptor.  An image longer than EIP_HEAD is read as
+ * the head of a file of its member's true size.  Warnings name the byte
+ * where the member's header starts: the same however the bytes come. */
 #ifndef SL_EIP_H
 #define SL_EIP_H
 

@@ -8,6 +8,7 @@
 #include "indexer/cursor.h"
 #include "indexer/desc.h"
 #include "indexer/iptc.h"
+#include "indexer/parsers.h"
 #include "indexer/xmp.h"
 
 enum ifd_kind { IFD_MAIN, IFD_SUB, IFD_EXIF, IFD_GPS };
@@ -536,7 +537,10 @@ static void apple_makernote(struct tiff *t, const uint8_t *p, size_t n)
 /* A tag of IFD0, IFD1..., a SubIFD or the Exif IFD.  Like exiftool, one
  * table serves them all (cameras put LensModel in IFD0, Orientation only in
  * IFD1...), and a value met again follows exif.h's rule (may_set); the
- * image size follows its own rule.  first: this is IFD0. */
+ * image size follows its own rule.  first: this is IFD0.
+ *
+ * Over 150 lines on purpose: one case per tag, a few lines each, kept
+ * in one switch so that it reads against exiftool's Exif table. */
 static void on_tag(struct tiff *t, const struct entry *e, enum ifd_kind kind, int first,
 		   struct image *im)
 {

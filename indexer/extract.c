@@ -19,6 +19,7 @@
 #include "indexer/cursor.h"
 #include "indexer/desc.h"
 #include "indexer/exif.h"
+#include "indexer/parsers.h"
 
 /* An XMP sidecar (or any XMP file): its packet wrapper or root element,
  * after a byte order mark, white space, and an XML declaration.  Only

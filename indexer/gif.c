@@ -10,6 +10,7 @@
 
 #include "indexer/cursor.h"
 #include "indexer/extract.h"
+#include "indexer/parsers.h"
 #include "indexer/xmp.h"
 
 #define XMP_APP "XMP DataXMP"

@@ -8,6 +8,7 @@
 #include <libheif/heif.h>
 
 #include "indexer/extract.h"
+#include "indexer/parsers.h"
 #include "indexer/phash.h"
 
 static pthread_once_t init_once = PTHREAD_ONCE_INIT;
@@ -64,6 +65,9 @@ static int canvas_ok(const uint8_t *p, size_t n, heif_item_id id)
 	return rc == 1 || (rc == 0 && (uint64_t)cw * ch <= HEIF_MAX_PIXELS);
 }
 
+/* Over 150 lines on purpose: libheif's handles (context, primary,
+ * thumbnail, image) are taken in the order the library needs and all let
+ * go at one label; cut into functions, each would hand them on. */
 int heif_phash(const uint8_t *p, size_t n, uint64_t *out, const char **src, struct sl_err *err)
 {
 	struct heif_context *ctx = NULL;

@@ -7,6 +7,7 @@
 #include "indexer/cursor.h"
 #include "indexer/desc.h"
 #include "indexer/exif.h"
+#include "indexer/parsers.h"
 #include "indexer/xmp.h"
 
 /* Windows-1252's 0x80-0x9F (0: unassigned); 0xA0-0xFF are Latin-1's. */

@@ -27,6 +27,7 @@
 #include "indexer/exif.h"
 #include "indexer/extract.h"
 #include "indexer/iptc.h"
+#include "indexer/parsers.h"
 #include "indexer/phash.h"
 #include "indexer/xmp.h"
 

@@ -11,6 +11,7 @@
 #include "indexer/exif.h"
 #include "indexer/extract.h"
 #include "indexer/iptc.h"
+#include "indexer/parsers.h"
 #include "indexer/xmp.h"
 
 /* EXIF is tens of kilobytes; more than this from a text chunk is hostile. */

@@ -7,6 +7,7 @@
 
 #include "indexer/box.h"
 #include "indexer/cursor.h"
+#include "indexer/parsers.h"
 #include "indexer/xmp.h"
 
 /* seconds from QuickTime's time zero (1904-01-01) to Unix's */

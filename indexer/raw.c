@@ -17,6 +17,7 @@
 #include "indexer/cursor.h"
 #include "indexer/exif.h"
 #include "indexer/extract.h"
+#include "indexer/parsers.h"
 
 static int starts(const char *s, const char *prefix)
 {

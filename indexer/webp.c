@@ -2,6 +2,7 @@
 #include "indexer/cursor.h"
 #include "indexer/exif.h"
 #include "indexer/extract.h"
+#include "indexer/parsers.h"
 #include "indexer/xmp.h"
 
 static void set_dims(struct x_meta *m, uint32_t w, uint32_t h)

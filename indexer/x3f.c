@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "indexer/cursor.h"
+#include "indexer/parsers.h"
 
 /* an IMA2/IMAG header exiftool reads as a JPEG: version 2.0, type 2,
  * format 18, little-endian */
@@ -15,6 +16,7 @@ static const uint8_t JPEG_SECI[16] = {'S', 'E', 'C', 'i', 0, 0, 2, 0, 2, 0, 0, 0
 #define SECI_HDR 28
 #define PROBE 32 /* bytes of a section's header that tell what it is */
 #define CAND_MAX 64
+#define LOST_MAX 16 /* offsets of sections not kept, remembered */
 
 enum { K_UNDECIDED, K_DIR, K_PROP, K_IMAGE, K_JPEG };
 
@@ -34,16 +36,11 @@ struct x3f_catch {
 	struct cand cand[CAND_MAX];
 	int ncand;
 	size_t kept;      /* bytes held by all candidates */
-	int overflow;     /* a mark seen but not kept: too many, or too big */
+	/* marks of sections we read that were not kept (too many, too big):
+	 * a warning only when the directory names one */
+	uint64_t lost[LOST_MAX];
+	int nlost, lost_more;
 	int nomem;
-};
-
-/* Where sections' bytes are: the file held whole, or the catch. */
-struct src {
-	const uint8_t *p;
-	size_t n;
-	const struct x3f_catch *c;
-	uint64_t size;
 };
 
 static uint32_t le32(const uint8_t *p)
@@ -112,19 +109,13 @@ static size_t section_want(const uint8_t *h, size_t len, int *kind)
 /* ---- reading the sections, from either source ---- */
 
 /* The bytes held from off on (*have of them), or NULL. */
-static const uint8_t *held(const struct src *s, uint64_t off, size_t *have)
+static const uint8_t *held(const struct x3f_catch *c, uint64_t off, size_t *have)
 {
 	int i;
 
 	*have = 0;
-	if (s->p) {
-		if (off >= s->n)
-			return NULL;
-		*have = s->n - (size_t)off;
-		return s->p + off;
-	}
-	for (i = 0; i < s->c->ncand; i++) {
-		const struct cand *k = &s->c->cand[i];
+	for (i = 0; i < c->ncand; i++) {
+		const struct cand *k = &c->cand[i];
 		if (k->off == off && k->kind != K_UNDECIDED && k->buf) {
 			*have = k->len;
 			return k->buf;
@@ -297,10 +288,21 @@ static void jpeg(const uint8_t *p, size_t n, uint64_t at, uint64_t len, struct x
 	}
 }
 
+/* Is off where a section we read began, one the catch could not keep? */
+static int was_lost(const struct x3f_catch *c, uint64_t off)
+{
+	int i;
+
+	for (i = 0; i < c->nlost; i++)
+		if (c->lost[i] == off)
+			return 1;
+	return c->lost_more;
+}
+
 /* The directory and the sections it names, as ProcessX3FDirectory: a
  * section past the file's end stops it there; the JPEGs' EXIF first, as
  * it wins over the properties wherever they lie. */
-static void sections(const struct src *s, uint32_t dir_off, struct x_meta *m)
+static void sections(const struct x3f_catch *s, uint32_t dir_off, struct x_meta *m)
 {
 	const uint8_t *d;
 	size_t have;
@@ -313,7 +315,10 @@ static void sections(const struct src *s, uint32_t dir_off, struct x_meta *m)
 	}
 	d = held(s, dir_off, &have);
 	if (!d || have < 12 || memcmp(d, "SECd", 4) != 0) {
-		x_warn(m, "x3f: no directory at %u", dir_off);
+		if (was_lost(s, dir_off))
+			x_warn(m, "x3f: the directory at %u is over the catch's bounds", dir_off);
+		else
+			x_warn(m, "x3f: no directory at %u", dir_off);
 		return;
 	}
 	entries = le32(d + 8);
@@ -347,7 +352,15 @@ static void sections(const struct src *s, uint32_t dir_off, struct x_meta *m)
 			const uint8_t *e = d + 12 + (size_t)i * 12, *q;
 			uint64_t off = le32(e), len = le32(e + 4);
 			q = held(s, off, &have);
-			if (pass == 0 && memcmp(e + 8, "IMA2", 4) == 0 && q && have >= SECI_HDR + 4 &&
+			if (!q && was_lost(s, off) && (memcmp(e + 8, "PROP", 4) == 0 ||
+						       memcmp(e + 8, "IMA2", 4) == 0)) {
+				if (pass == 0)
+					x_warn(m, "x3f: section %u at %llu is over the catch's bounds",
+					       i + 1, (unsigned long long)off);
+				continue;
+			}
+			if (pass == 0 && memcmp(e + 8, "IMA2", 4) == 0 && len >= SECI_HDR + 4 &&
+			    q && have >= SECI_HDR + 4 &&
 			    memcmp(q, JPEG_SECI, sizeof(JPEG_SECI)) == 0 &&
 			    memcmp(q + SECI_HDR, "\xff\xd8\xff\xe1", 4) == 0) {
 				/* the same head, held whole or caught */
@@ -401,27 +414,6 @@ static int header(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *e
 	return SL_OK;
 }
 
-int x3f_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
-{
-	struct src s;
-	int rc;
-
-	snprintf(m->format, sizeof(m->format), "x3f");
-	rc = header(p, n, m, err);
-	if (rc != SL_OK || !m->pics.whole)
-		return rc;
-	if (n < 4) {
-		x_warn(m, "x3f: no directory pointer");
-		return SL_OK;
-	}
-	memset(&s, 0, sizeof(s));
-	s.p = p;
-	s.n = n;
-	s.size = n;
-	sections(&s, le32(p + n - 4), m);
-	return SL_OK;
-}
-
 /* ---- the catch ---- */
 
 struct x3f_catch *x3f_catch_new(uint64_t file_size)
@@ -441,6 +433,15 @@ void x3f_catch_free(struct x3f_catch *c)
 	for (i = 0; i < c->ncand; i++)
 		free(c->cand[i].buf);
 	free(c);
+}
+
+/* A section we read at off is not kept. */
+static void lose(struct x3f_catch *c, uint64_t off)
+{
+	if (c->nlost < LOST_MAX)
+		c->lost[c->nlost++] = off;
+	else
+		c->lost_more = 1;
 }
 
 /* Give up a candidate: not a section we read. */
@@ -485,7 +486,7 @@ static int take(struct x3f_catch *c, struct cand *k, const uint8_t *p, size_t n)
 			t = 65536; /* then see whether the metadata is complete */
 		if (t) {
 			if (c->kept + t > X3F_CATCH_MAX) {
-				c->overflow = 1;
+				lose(c, k->off);
 				drop(c, k);
 				return 0;
 			}
@@ -517,7 +518,7 @@ static int take(struct x3f_catch *c, struct cand *k, const uint8_t *p, size_t n)
 		want = section_want(k->buf, k->len, &k->kind);
 		if (!want) {
 			if (k->kind != K_UNDECIDED)
-				c->overflow = 1; /* ours, but over the bounds */
+				lose(c, k->off); /* ours, but over the bounds */
 			drop(c, k);
 			return 0;
 		}
@@ -534,7 +535,7 @@ static struct cand *mark(struct x3f_catch *c, uint64_t off)
 	struct cand *k;
 
 	if (c->ncand == CAND_MAX) {
-		c->overflow = 1;
+		lose(c, off);
 		return NULL;
 	}
 	k = &c->cand[c->ncand];
@@ -618,7 +619,6 @@ int x3f_catch_feed(struct x3f_catch *c, const uint8_t *p, size_t n)
 
 int x3f_catch_end(struct x3f_catch *c, struct x_meta *m)
 {
-	struct src s;
 	int i, rc = SL_OK;
 
 	if (!c)
@@ -639,15 +639,30 @@ int x3f_catch_end(struct x3f_catch *c, struct x_meta *m)
 	if (c->pos < c->size || c->size < 4) {
 		x_warn(m, "x3f: the file ended before its directory pointer");
 	} else {
-		memset(&s, 0, sizeof(s));
-		s.c = c;
-		s.size = c->size;
-		sections(&s, le32(c->last4), m);
+		sections(c, le32(c->last4), m);
 	}
-	if (c->overflow)
-		x_warn(m, "x3f: sections over the catch's bounds were not kept");
 	if (c->nomem)
 		rc = SL_E_NOMEM;
 	x3f_catch_free(c);
 	return rc;
+}
+
+int x3f_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
+{
+	struct x3f_catch *c;
+	int rc;
+
+	snprintf(m->format, sizeof(m->format), "x3f");
+	rc = header(p, n, m, err);
+	if (rc != SL_OK || !m->pics.whole)
+		return rc;
+	/* held whole, it goes through the catch as one chunk: the same
+	 * sections kept, within the same bounds, as when it is streamed */
+	c = x3f_catch_new(n);
+	if (!c)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "x3f: out of memory");
+	x3f_catch_feed(c, p, n);
+	if (x3f_catch_end(c, m) != SL_OK)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "x3f: out of memory");
+	return SL_OK;
 }

@@ -31,9 +31,11 @@
  * one of the three kinds it reads wherever it begins, and at the end the
  * directory says which of them count.  What it keeps is bounded: a PROP
  * or directory section up to X3F_KEEP_MAX, a JPEG's first X3F_JPEG_HEAD
- * bytes (its EXIF is in its first segments), X3F_CATCH_MAX in all; the
- * same bounds apply to a file held whole, so both ways give the same
- * record. */
+ * bytes (its EXIF is in its first segments), X3F_CATCH_MAX in all, and
+ * CAND_MAX sections at once.  A file held whole goes through the same
+ * catch as one chunk, so both ways give the same record.  A section the
+ * directory names that was over those bounds is said in a warning; one
+ * that only looked like a section (its mark in the image data) is not. */
 #ifndef SL_X3F_H
 #define SL_X3F_H
 

@@ -6,6 +6,7 @@
 #include <strings.h>
 
 #include "common/strbuf.h"
+#include "indexer/parsers.h"
 
 /* Expat joins a name's namespace URI and local part with this byte. */
 #define SEP '\x01'

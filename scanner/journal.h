@@ -13,7 +13,7 @@
  * are files created or written (a night's new photos), those files are
  * looked up by ID and read without walking; nothing is marked deleted, since
  * the journal shows no deletion.  Implementations: journal_win.c,
- * journal_linux.c. */
+ * journal_none.c. */
 #ifndef SL_JOURNAL_H
 #define SL_JOURNAL_H
 

@@ -25,8 +25,9 @@ if [ ! -d "$seeds" ]; then
   build-fuzz/mkcorpus --files 6 --median 20k --no-sync "$seeds/gen" >/dev/null
   find "$seeds/gen" -type f -exec mv {} "$seeds/" \;
   # no real X3F or EIP file is at hand: small ones drawn as the tests draw them
-  python3 tests/integration/test_x3f.py --files 12 --seeds "$seeds/gen"
-  python3 tests/integration/test_eip.py --files 12 --seeds "$seeds/gen"
+  # (the tests want their seekless named: this build's, not run here)
+  SEEKLESS_BIN=build-fuzz/seekless python3 tests/integration/test_x3f.py --files 12 --seeds "$seeds/gen"
+  SEEKLESS_BIN=build-fuzz/seekless python3 tests/integration/test_eip.py --files 12 --seeds "$seeds/gen"
   for f in "$seeds"/gen/*.x3f "$seeds"/gen/*.eip "$seeds"/gen/*.zip; do
     if [ -e "$f" ]; then mv "$f" "$seeds/seed-$(basename "$f")"; fi
   done

@@ -105,10 +105,11 @@ def compare(want, got, fields, label="", agree=same):
     return compared, agreed
 
 
-def scan_twice(work, files, want):
+def scan_twice(work, files, want, clean=False):
     """Scan files held whole (the default --mem) and streamed past in
-    256 KiB chunks (--mem 1M); each scan's records against want.  Returns
-    (compared, agreed) over both."""
+    256 KiB chunks (--mem 1M); each scan's records against want.  With
+    clean, the files are all sound: no record may carry a warning.
+    Returns (compared, agreed) over both."""
     compared = agreed = 0
     for mem in ("64M", "1M"):
         db = os.path.join(work, "i%s.db" % mem)
@@ -116,6 +117,11 @@ def scan_twice(work, files, want):
         check(rc == 0, "scan --mem %s: exit %d: %s" % (mem, rc, err[-500:]))
         got = {os.path.basename(r["path"]): r for r in export(db)}
         c, a = compare(want, got, FIELDS, "--mem %s " % mem)
+        if clean:
+            warned = ["%s: %s" % (k, r["warnings"]) for k, r in sorted(got.items())
+                      if r.get("warnings")]
+            check(not warned, "--mem %s: sound files read without warnings: %s"
+                  % (mem, "; ".join(warned[:5])))
         compared += c
         agreed += a
     return compared, agreed

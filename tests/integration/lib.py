@@ -14,9 +14,25 @@ import subprocess
 import sys
 import tempfile
 
-BIN = os.environ.get("SEEKLESS_BIN", "seekless")
-MKCORPUS = os.environ.get("MKCORPUS_BIN", "mkcorpus")
 SKIP = 77
+
+
+def _built(var, name):
+    """The program under test: $var (CTest sets it), else the one in the
+    source tree's build/.  Never one found on PATH: an installed seekless
+    would be tested instead of the build, and pass or fail for it."""
+    path = os.environ.get(var)
+    if not path:
+        path = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "build", name)
+    if not os.path.isfile(path) or not os.access(path, os.X_OK):
+        sys.stderr.write("%s: no %s at %s: build it (cmake --build build), or run the test "
+                         "through ctest, or set %s\n" % (sys.argv[0], name, path, var))
+        raise SystemExit(1)
+    return os.path.abspath(path)
+
+
+BIN = _built("SEEKLESS_BIN", "seekless")
+MKCORPUS = os.environ.get("MKCORPUS_BIN") or os.path.join(os.path.dirname(BIN), "mkcorpus")
 
 EXPORT_KEYS = ["path", "size", "mtime", "format", "width", "height", "make", "model",
                "datetime_original", "orientation", "gps_lat", "gps_lon", "exposure_time",

@@ -3,7 +3,7 @@ configuration (roots, excludes, db; a root that is not there is skipped
 and its records kept), its errors, `export --scans`, SIGTERM (exit 4, run
 recorded as interrupted, the next one resumes), and the systemd units:
 written by `service install --dest`, clean under `systemd-analyze verify`,
-identical to the ones shipped in tools/systemd/ but for the paths."""
+identical to the ones shipped in dist/systemd/ but for the paths."""
 import json
 import os
 import re
@@ -15,7 +15,7 @@ import time
 from lib import (BIN, check, db_rows, done, export, mkcorpus, regular_files, run, tempdir,
                  xxh128)
 
-SHIPPED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools", "systemd")
+SHIPPED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dist", "systemd")
 
 with tempdir("svc", base="/dev/shm") as work:
     a = os.path.join(work, "a")
@@ -159,7 +159,7 @@ with tempdir("svc", base="/dev/shm") as work:
         got = open(os.path.join(d2, name)).read().replace(exe, "/usr/local/bin/seekless")
         got = got.replace(sysconf, "/etc/seekless.conf")
         check(got == open(os.path.join(SHIPPED, name)).read(),
-              "tools/systemd/%s matches what install writes:\n%s" % (name, got))
+              "dist/systemd/%s matches what install writes:\n%s" % (name, got))
 
     # user scope: no sandbox options (a user manager cannot apply them)
     d3 = os.path.join(work, "units3")

@@ -3,7 +3,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
-#include "tools/config.h"
+#include "app/config.h"
 #include "scanner/plan.h"
 #include "tests/unit/test.h"
 

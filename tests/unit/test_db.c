@@ -2,7 +2,7 @@
  * migrations, upserts, missing-file marking, both export formats. */
 
 #include "common/sys.h"
-#include "db/db.h"
+#include "db/db_int.h"
 #include "scanner/device.h"
 #include "indexer/desc.h"
 #include "indexer/phash.h"

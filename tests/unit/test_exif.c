@@ -3,6 +3,7 @@
 #include <math.h>
 
 #include "indexer/exif.h"
+#include "indexer/parsers.h"
 #include "tests/unit/test.h"
 #include "tools/mkcorpus/exifw.h"
 

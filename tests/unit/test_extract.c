@@ -8,6 +8,7 @@
 
 #include "common/sys.h"
 #include "indexer/extract.h"
+#include "indexer/parsers.h"
 #include "indexer/phash.h"
 #include "indexer/raster.h"
 #include "tests/unit/test.h"

@@ -9,6 +9,7 @@
 #include "indexer/exif.h"
 #include "indexer/extract.h"
 #include "indexer/heif.h"
+#include "indexer/parsers.h"
 #include "tests/unit/test.h"
 
 /* ---- a little-endian TIFF builder ----------------------------------------- */

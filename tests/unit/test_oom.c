@@ -1,4 +1,4 @@
-/* Allocation failures: `seekless scan`, run in this process, with one
+/* Allocation failures: a scan (app/scan.h), run in this process, with one
  * allocation made to fail, for every Nth allocation of a small scan.
  *
  * seekless's own malloc, calloc, realloc, strdup and realpath are wrapped at
@@ -6,7 +6,7 @@
  * allocator that fails the same way.  libjpeg's own allocations are not
  * reached (it allocates inside its shared library).
  *
- * After each faulted run: the exit status is one seekless documents, the
+ * After each faulted run: the status is one seekless documents, the
  * index passes SQLite's integrity check, and a clean rerun on the same index
  * leaves it exactly as a clean scan from scratch does (same records, same
  * errors).  A second test fails, one after the other, every allocation that
@@ -28,9 +28,9 @@
 
 #include <sqlite3.h>
 
+#include "app/scan.h"
 #include "indexer/extract.h"
 #include "tests/unit/test.h"
-#include "tools/cli.h"
 
 /* ---- the failing allocator ---------------------------------------------- */
 
@@ -206,30 +206,32 @@ static int make_tree(void)
 	return files + 2;
 }
 
-/* seekless scan into db, its output thrown away; the exit status. */
+/* What `seekless scan` would exit with. */
+enum { EXIT_OK, EXIT_FILE_ERRORS, EXIT_USAGE, EXIT_FATAL, EXIT_INTERRUPTED };
+
+/* A scan into db, as `seekless scan --jobs 2 --mem 1M ROOT` runs it (the
+ * library call: it prints nothing); the exit status it would give. */
 static int scan(const char *db)
 {
-	char *argv[] = {(char *)"scan", (char *)"--db", (char *)db, (char *)"--quiet",
-			(char *)"--no-progress", (char *)"--jobs", (char *)"2", (char *)"--mem",
-			(char *)"1M", root, NULL};
-	int saved_out = dup(1), saved_err = dup(2), rc;
-	/* OOM_LOG=FILE collects the scans' output, to see what failures say */
-	const char *log = getenv("OOM_LOG");
-	int null = log ? open(log, O_WRONLY | O_CREAT | O_APPEND, 0644) : open("/dev/null", O_WRONLY);
+	char *roots[] = {root};
+	struct scan_args a;
+	struct scan_result r;
+	int rc, status;
 
-	fflush(stdout);
-	fflush(stderr);
-	dup2(null, 1);
-	dup2(null, 2);
-	rc = cmd_scan(10, argv);
-	fflush(stdout);
-	fflush(stderr);
-	dup2(saved_out, 1);
-	dup2(saved_err, 2);
-	close(saved_out);
-	close(saved_err);
-	close(null);
-	return rc;
+	memset(&a, 0, sizeof(a));
+	a.order = a.cross_fs = a.phash = a.trust_mtime = a.background = -1;
+	a.db = db;
+	a.roots = roots;
+	a.nroots = 1;
+	a.jobs = 2;
+	a.mem = 1u << 20;
+	rc = scan_run(&a, &r);
+	status = rc == SL_OK ? (r.st.errors ? EXIT_FILE_ERRORS : EXIT_OK)
+		 : rc == SL_E_USAGE ? EXIT_USAGE
+		 : rc == SL_E_CANCELLED ? EXIT_INTERRUPTED : EXIT_FATAL;
+	CHECK(!r.abandoned);
+	scan_result_free(&r);
+	return status;
 }
 
 /* What the index says of the files, as one string: the records that

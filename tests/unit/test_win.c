@@ -4,7 +4,7 @@
  * list matched to them; and decisions Wine cannot provoke, on the numbers
  * Microsoft documents (reparse tags, background mode). */
 /* before <windows.h>, whose `near` macro would empty db.h's field */
-#include "tools/scanjn.h"
+#include "app/scanjn.h"
 
 #include <windows.h>
 

@@ -9,7 +9,9 @@ median of the per-round ratios to the first command.
 
 Before every run the database files named by ABAB_DB (default
 /dev/shm/x.db, with -wal and -shm) are removed, so that each command is a
-first scan.  One warm-up round is not counted."""
+first scan, and ABAB_PRE, when set, is run (not timed): a remount of the
+emulated disk makes every run a cold one.  One warm-up round is not
+counted."""
 import os
 import statistics
 import subprocess
@@ -23,6 +25,7 @@ def main():
     rounds = int(sys.argv[1])
     cmds = [a.split("=", 1) for a in sys.argv[2:]]
     db = os.environ.get("ABAB_DB", "/dev/shm/x.db")
+    pre = os.environ.get("ABAB_PRE")
     times = {name: [] for name, _ in cmds}
     for i in range(rounds + 1):
         for name, cmd in (cmds if i % 2 == 0 else cmds[::-1]):
@@ -31,6 +34,8 @@ def main():
                     os.unlink(f)
                 except FileNotFoundError:
                     pass
+            if pre:
+                subprocess.run(pre, shell=True, check=True)
             t = time.perf_counter()
             subprocess.run(cmd, shell=True, check=True)
             if i:

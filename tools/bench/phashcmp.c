@@ -10,6 +10,7 @@
 
 #include "common/sys.h"
 #include "indexer/extract.h"
+#include "indexer/parsers.h"
 #include "indexer/phash.h"
 
 static unsigned char *slurp(const char *path, size_t *n)

@@ -59,7 +59,7 @@ int svc_system_db(struct strbuf *out);
 int svc_run(const char *config);
 
 /* The unit texts install writes (Linux: seekless.service, seekless.timer),
- * for tests and the units shipped in tools/systemd/.  Returns SL_OK,
+ * for tests and the units shipped in dist/systemd/.  Returns SL_OK,
  * SL_E_USAGE for a bad schedule, SL_E_NOMEM. */
 int svc_units(const struct svc_opts *o, struct strbuf *service, struct strbuf *timer,
 	      struct sl_err *err);

@@ -1,5 +1,5 @@
 /* scanjn.c - see scanjn.h. */
-#include "tools/scanjn.h"
+#include "app/scanjn.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -293,7 +293,7 @@ int sj_list(struct scanjn *j, struct prep *p, const struct excl *ex, struct sl_e
 	return c.rc;
 }
 
-void sj_store(const struct scanjn *j, struct db *db)
+void sj_store(const struct scanjn *j, struct db *db, const struct prep *p)
 {
 	struct sl_err e;
 	size_t v;
@@ -302,6 +302,6 @@ void sj_store(const struct scanjn *j, struct db *db)
 		const struct sj_vol *vol = &j->vols[v];
 		if (db_journal_put(db, vol->now.volume, vol->now.journal_id, vol->now.next_usn,
 				   &e) != SL_OK)
-			fprintf(stderr, "seekless scan: %s\n", e.msg);
+			prep_note(p, "%s", e.msg);
 	}
 }

@@ -1,5 +1,5 @@
 /* config.c - key = value files (config.h). */
-#include "tools/config.h"
+#include "app/config.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -7,10 +7,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/parse.h"
 #include "common/sys.h"
 #include "scanner/exclude.h"
 #include "scanner/plan.h"
-#include "tools/cli.h"
 
 void cfg_init(struct cfg *c)
 {
@@ -171,7 +171,7 @@ static int set_key(struct cfg *c, const char *key, const char *val, const char *
 			return BAD("%s: jobs wants a number from 1 to 256, not '%s'", where, val);
 		c->jobs = (int)j;
 	} else if (strcmp(key, "mem") == 0) {
-		if (cli_parse_size(val, &c->mem) != 0 || c->mem < (1u << 20))
+		if (parse_size(val, &c->mem) != 0 || c->mem < (1u << 20))
 			return BAD("%s: mem wants a size of at least 1M, not '%s'", where, val);
 	} else {
 		return BAD("%s: unknown setting '%s'", where, key);
@@ -319,4 +319,24 @@ int cfg_update_file(const char *path, char *const *roots, size_t nroots, const c
 	}
 	sb_free(&out);
 	return rc;
+}
+
+int cfg_db_path(const struct cfg *c, const char *opt, struct strbuf *out, struct sl_err *err)
+{
+	const char *p = opt ? opt : c->db;
+	int e;
+
+	sb_reset(out);
+	if (p) {
+		sb_adds(out, p);
+		e = out->oom ? ENOMEM : 0;
+	} else {
+		e = sys_default_db_path(out);
+	}
+	if (e == ENOMEM)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	if (e)
+		return SL_FAIL(err, SL_E_USAGE, 0,
+			       "no --db given and no home directory for the default");
+	return SL_OK;
 }

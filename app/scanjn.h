@@ -17,10 +17,10 @@
 
 #include <stddef.h>
 
+#include "app/prep.h"
 #include "db/db.h"
 #include "scanner/exclude.h"
 #include "scanner/journal.h"
-#include "tools/cli.h"
 
 /* At most this many changed files are looked up by ID; more is a walk. */
 #define SJ_MAX_LISTED 20000
@@ -56,7 +56,9 @@ int sj_decide(struct scanjn *j, struct db *db, struct prep *p, const char *dbpat
  * Returns SL_OK or SL_E_NOMEM. */
 int sj_list(struct scanjn *j, struct prep *p, const struct excl *ex, struct sl_err *err);
 
-/* After a complete scan: store where each journal stood when it began. */
-void sj_store(const struct scanjn *j, struct db *db);
+/* After a complete scan: store where each journal stood when it began.  A
+ * position that cannot be stored is noted (p->note): the next scan then
+ * walks, which is slower, not wrong. */
+void sj_store(const struct scanjn *j, struct db *db, const struct prep *p);
 
 #endif

@@ -5,11 +5,10 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/scan.h"
+#include "cli/cli.h"
+#include "common/parse.h"
 #include "common/sys.h"
-#include "db/db.h"
-#include "indexer/pipeline.h"
-#include "tools/cli.h"
-#include "tools/scanjn.h"
 
 static const char help[] =
 	"usage: seekless scan [--db PATH] [--order ORDER] [--jobs N] [--progress|--quiet]\n"
@@ -69,52 +68,18 @@ static const char help[] =
 	"  --no-phash      skip the perceptual hash of JPEGs (on by default)\n"
 	"  --mem SIZE      file bytes held in memory at once (default 64M)\n";
 
-#define MAX_SHOWN_ERRORS 10
+#define MAX_SHOWN_ERRORS SCAN_SHOWN_ERRORS
 
-/* The service's scans run confined (sys_sandbox): the roots read-only, the
- * index's folder read-write, nothing else.  Not having a sandbox is said,
- * not fatal. */
-static void confine(const struct prep *p, const char *dbpath, char *how, size_t cap)
-{
-	struct strbuf dir = STRBUF_INIT;
-	const char *a, *b, *slash;
-
-	a = strrchr(dbpath, '/');
-	b = strrchr(dbpath, '\\');
-	slash = a > b ? a : b;
-	if (slash)
-		sb_add(&dir, dbpath, (size_t)(slash - dbpath) + (slash == dbpath));
-	else
-		sb_adds(&dir, ".");
-	if (!dir.oom && sys_mkdir_parents(dbpath) == 0)
-		sys_sandbox((const char *const *)p->roots, p->nroots, dir.p, how, cap);
-	else
-		snprintf(how, cap, "no sandbox: the index's folder cannot be created");
-	sb_free(&dir);
-}
-
-
-struct scan_ctx {
-	struct db *db;
-	uint64_t nerrors;
-	char *shown[MAX_SHOWN_ERRORS];
+/* What the command line adds to a scan: how to talk while it runs. */
+struct ui {
 	int quiet;
 	int progress;
-	const char *phase;
 };
 
-static int sink(void *ctx, const struct px_record *r, struct sl_err *err)
+static void on_note(void *ctx, const char *msg)
 {
-	struct scan_ctx *s = ctx;
-	if (r->err_code && s->nerrors < MAX_SHOWN_ERRORS) {
-		size_t n = strlen(r->path) + strlen(r->error) + 3;
-		s->shown[s->nerrors] = malloc(n);
-		if (s->shown[s->nerrors])
-			snprintf(s->shown[s->nerrors], n, "%s: %s", r->path, r->error);
-	}
-	if (r->err_code)
-		s->nerrors++;
-	return db_sink(s->db, r, err);
+	const struct ui *u = ctx;
+	fprintf(stderr, "%sseekless scan: %s\n", u->progress ? "\n" : "", msg);
 }
 
 /* A read that is taking very long is said at once, even with --quiet: a
@@ -122,15 +87,16 @@ static int sink(void *ctx, const struct px_record *r, struct sl_err *err)
  * else on that disk moves meanwhile. */
 static void on_slow(void *ctx, const char *path, const char *disk, double seconds)
 {
-	const struct scan_ctx *s = ctx;
+	const struct ui *u = ctx;
 	fprintf(stderr, "%sseekless scan: %s: a read on %s has taken %.0f s so far (a failing "
-		"disk?)\n", s->progress ? "\n" : "", path, disk, seconds);
+		"disk?)\n", u->progress ? "\n" : "", path, disk, seconds);
 }
 
 /* The phase before reading starts, on the progress line. */
-static void phase(const struct scan_ctx *s, const char *what, size_t n)
+static void on_phase(void *ctx, const char *what, size_t n)
 {
-	if (s->progress)
+	const struct ui *u = ctx;
+	if (u->progress)
 		fprintf(stderr, "\r[%s] %zu %s   ", what, n,
 			strcmp(what, "walk") == 0 ? "roots" : "files");
 }
@@ -146,7 +112,7 @@ static void json_str(struct strbuf *o, const char *key, const char *v)
 
 /* The summary as one JSON object, for scripts (--json). */
 static void print_json_summary(const struct prep *p, const struct plan *pl,
-			       const struct px_stats *st, const struct scan_ctx *s,
+			       const struct px_stats *st, const struct scan_result *s,
 			       const struct db_diff *d, const char *dbpath, int64_t scan_id,
 			       uint64_t marked, uint64_t relinked, uint64_t ctime_changed,
 			       int marked_skipped, double wall,
@@ -189,7 +155,7 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 		const struct plan_group *gr = &pl->groups[g];
 		const struct px_group_stats *gs = g < st->ngroups ? &st->groups[g] : NULL;
 		char fs[512];
-		cli_group_fs(p, pl, g, fs, sizeof(fs));
+		prep_group_fs(p, pl, g, fs, sizeof(fs));
 		sb_adds(&o, g ? ",{\"name\":" : "{\"name\":");
 		sb_add_json(&o, gr->name, strlen(gr->name));
 		json_str(&o, "file_systems", fs);
@@ -212,7 +178,7 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 }
 
 static void print_summary(const struct prep *p, const struct plan *pl, const struct px_stats *st,
-			  const struct scan_ctx *s, const struct db_diff *d, const char *dbpath,
+			  const struct scan_result *s, const struct db_diff *d, const char *dbpath,
 			  int64_t scan_id, uint64_t marked, uint64_t relinked, uint64_t ctime_changed,
 			  int marked_skipped, double wall, const char *status,
 			  const char *background, int full)
@@ -275,7 +241,7 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 		const struct px_group_stats *gs = g < st->ngroups ? &st->groups[g] : NULL;
 		double rs = gs ? gs->read_s : 0;
 		uint64_t gbytes = gs ? gs->bytes : 0;
-		cli_group_fs(p, pl, g, fs, sizeof(fs));
+		prep_group_fs(p, pl, g, fs, sizeof(fs));
 		cli_fmt_bytes(gbytes, gb, sizeof(gb));
 		printf("  device %s (%s): order %s: %s\n", gr->name, fs, plan_order_name(gr->order),
 		       gr->reason);
@@ -301,30 +267,9 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 			s->nerrors - MAX_SHOWN_ERRORS);
 }
 
-static void store_devices(struct db *db, const struct prep *p, const struct plan *pl,
-			  const struct px_stats *st)
-{
-	size_t g;
-	for (g = 0; g < pl->ngroups; g++) {
-		const struct plan_group *gr = &pl->groups[g];
-		char fs[512];
-		struct db_device_row row;
-		struct sl_err e;
-		cli_group_fs(p, pl, g, fs, sizeof(fs));
-		row.device = gr->name;
-		row.fstype = fs;
-		row.rotational = gr->rotational;
-		row.extents = gr->extents;
-		row.order = plan_order_name(gr->order);
-		row.reason = gr->reason;
-		row.files = g < st->ngroups ? st->groups[g].files : 0;
-		row.bytes = g < st->ngroups ? st->groups[g].bytes : 0;
-		row.read_s = g < st->ngroups ? st->groups[g].read_s : 0;
-		if (db_scan_device(db, &row, &e) != SL_OK)
-			cli_error("scan", &e);
-	}
-}
-
+/* Over 150 lines on purpose: the option table and its switch, one line
+ * or one usage error per option, so that every option is seen in one
+ * place; the scan itself is scan_run. */
 int cmd_scan(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -353,318 +298,135 @@ int cmd_scan(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	static atomic_int cancel;
-	struct scan_ctx sc;
-	struct strbuf dbpath = STRBUF_INIT;
-	const char *dbopt = NULL, *config = NULL, *files_from = NULL;
-	char **extra = NULL, bg_how[200];
-	size_t nextra = 0;
-	struct cfg cfg;
-	struct excl ex = {0};
-	struct px_opts po;
-	struct px_stats st;
-	struct prep p;
-	struct plan pl;
-	struct sl_err e;
-	struct db *db = NULL;
-	struct db_scan_end end;
-	struct db_diff diff;
-	struct scanjn jn;
-	char sandbox_how[400] = "";
-	uint64_t seed = 0, mem = 0, marked = 0;
-	int order = -1, cross_fs = -1, have_seed = 0, marked_skipped = 0, full = 0, phash = -1;
-	int background = -1, scheduled = 0, json = 0, trust_mtime = -1, c, rc, i;
-	double t0 = sys_now();
-	const char *status;
+	struct ui u = {.quiet = 0, .progress = -1}; /* progress unset: on for a terminal */
+	struct scan_args a;
+	struct scan_result r;
+	char **extra;
+	uint64_t mem = 0;
+	int json = 0, file_errors, c, rc;
+	uint64_t i;
 
-	memset(&sc, 0, sizeof(sc));
-	sc.progress = -1; /* unset: on when standard error is a terminal */
-	memset(&po, 0, sizeof(po));
-	memset(&st, 0, sizeof(st));
-	memset(&p, 0, sizeof(p));
-	memset(&pl, 0, sizeof(pl));
-	memset(&end, 0, sizeof(end));
-	memset(&diff, 0, sizeof(diff));
-	cfg_init(&cfg);
-	sj_init(&jn);
+	memset(&a, 0, sizeof(a));
+	a.order = a.cross_fs = a.phash = a.trust_mtime = a.background = -1;
 	extra = calloc((size_t)argc + 1, sizeof(*extra));
 	if (!extra)
 		return EXIT_FATAL;
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (c) {
-		case 'd': dbopt = optarg; break;
-		case 'C': config = optarg; break;
+		case 'd': a.db = optarg; break;
+		case 'C': a.config = optarg; break;
 		case 'o':
-			if (plan_order_parse(optarg, &order) != 0) {
+			if (plan_order_parse(optarg, &a.order) != 0) {
 				cli_usage_error("scan", "unknown order '%s'", optarg);
 				goto usage;
 			}
 			break;
 		case 'j':
-			po.jobs = atoi(optarg);
-			if (po.jobs < 1 || po.jobs > 256) {
+			a.jobs = atoi(optarg);
+			if (a.jobs < 1 || a.jobs > 256) {
 				cli_usage_error("scan", "--jobs wants a number from 1 to 256");
 				goto usage;
 			}
 			break;
-		case 'p': sc.progress = 1; break;
-		case 'P': sc.progress = 0; break;
+		case 'p': u.progress = 1; break;
+		case 'P': u.progress = 0; break;
 		case 'J': json = 1; break;
-		case 'q': sc.quiet = 1; break;
+		case 'q': u.quiet = 1; break;
 		case 's':
-			seed = strtoull(optarg, NULL, 10);
-			have_seed = 1;
+			a.seed = strtoull(optarg, NULL, 10);
+			a.have_seed = 1;
 			break;
-		case 'x': cross_fs = 1; break;
-		case 'k': po.keep_cache = 1; break;
-		case 'H': phash = 1; break;
-		case 'N': phash = 0; break;
-		case 'F': full = 1; break;
-		case 'T': trust_mtime = 1; break;
-		case 'b': background = 1; break;
-		case 'f': background = 0; break;
-		case 'S': scheduled = 1; break;
-		case 'e': extra[nextra++] = optarg; break;
-		case 'L': files_from = optarg; break;
+		case 'x': a.cross_fs = 1; break;
+		case 'k': a.keep_cache = 1; break;
+		case 'H': a.phash = 1; break;
+		case 'N': a.phash = 0; break;
+		case 'F': a.full = 1; break;
+		case 'T': a.trust_mtime = 1; break;
+		case 'b': a.background = 1; break;
+		case 'f': a.background = 0; break;
+		case 'S': a.scheduled = 1; break;
+		case 'e': extra[a.nexcludes++] = optarg; break;
+		case 'L': a.files_from = optarg; break;
 		case 'm':
-			if (cli_parse_size(optarg, &mem) != 0 || mem < (1u << 20)) {
+			if (parse_size(optarg, &mem) != 0 || mem < (1u << 20)) {
 				cli_usage_error("scan", "--mem wants a size of at least 1M");
 				goto usage;
 			}
-			po.mem_budget = (size_t)mem;
+			a.mem = mem;
 			break;
 		case 'h': free(extra); fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); goto usage;
 		}
 	}
-	if (sc.progress == 1 && sc.quiet) {
+	if (u.progress == 1 && u.quiet) {
 		cli_usage_error("scan", "--progress and --quiet exclude each other");
 		goto usage;
 	}
-	if (sc.progress < 0)
-		sc.progress = !sc.quiet && !scheduled && sys_is_tty(stderr);
-	if (files_from && optind < argc) {
+	if (u.progress < 0)
+		u.progress = !u.quiet && !a.scheduled && sys_is_tty(stderr);
+	if (a.files_from && optind < argc) {
 		cli_usage_error("scan", "--files-from names the files: no ROOT with it");
 		goto usage;
 	}
-	rc = cli_config("scan", config, &cfg);
-	if (rc == SL_OK)
-		rc = cli_excludes("scan", &cfg, extra, nextra, &ex);
-	if (rc == SL_OK && !files_from)
-		rc = cli_roots_or_config("scan", argv + optind, argc - optind, &cfg, &p);
+	a.roots = argv + optind;
+	a.nroots = (size_t)(argc - optind);
+	a.excludes = extra;
+	a.cancel = &cancel;
+	a.note = on_note;
+	a.phase = on_phase;
+	a.on_slow = on_slow;
+	a.ctx = &u;
+	if (u.progress) {
+		a.progress = cli_progress;
+		a.progress_ctx = (void *)"read";
+	}
+	sys_on_interrupt(&cancel);
+	rc = scan_run(&a, &r);
 	free(extra);
-	extra = NULL;
-	if (rc != SL_OK) {
-		cli_prep_free(&p);
-		ex_free(&ex);
-		cfg_free(&cfg);
+	if (!r.scan_id) {
+		/* it stopped before the index was opened: no scan to sum up */
+		if (rc == SL_E_USAGE)
+			cli_usage_error("scan", "%s", r.err.msg);
+		else
+			cli_error("scan", &r.err);
+		scan_result_free(&r);
 		return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
 	}
-	/* the command line over the configuration over the defaults */
-	if (order < 0)
-		order = cfg.order >= 0 ? cfg.order : PLAN_AUTO;
-	if (cross_fs < 0)
-		cross_fs = cfg.cross_fs > 0;
-	if (!po.jobs && cfg.jobs)
-		po.jobs = cfg.jobs;
-	if (!po.mem_budget && cfg.mem)
-		po.mem_budget = (size_t)cfg.mem;
-	po.phash = phash >= 0 ? phash : cfg.phash != 0;
-	if (trust_mtime < 0)
-		trust_mtime = cfg.trust_mtime > 0;
-	/* the configuration's `background` is about the service's runs; an
-	 * interactive scan is in the foreground unless asked */
-	if (background < 0)
-		background = scheduled && cfg.background != 0;
-	if ((rc = cli_db_path("scan", dbopt, &cfg, &dbpath)) != EXIT_OK) {
-		cli_prep_free(&p);
-		ex_free(&ex);
-		cfg_free(&cfg);
-		return rc;
-	}
-	if (files_from) {
-		/* the folders of the listed files stand in for roots from here on */
-		rc = cli_files_from("scan", files_from, dbpath.p, &p, &e);
-		if (rc != SL_OK) {
-			if (rc != SL_E_USAGE || p.ws.files)
-				cli_error("scan", &e);
-			cli_prep_free(&p);
-			ex_free(&ex);
-			cfg_free(&cfg);
-			sb_free(&dbpath);
-			return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
-		}
-	}
-	if (!have_seed)
-		seed = cli_random_seed();
-	sys_raise_fd_limit();
-	sys_on_interrupt(&cancel);
-	if (background) {
-		/* this thread walks, stats and writes the index; the pipeline's
-		 * threads lower themselves (pipeline.h) */
-		sys_background(bg_how, sizeof(bg_how));
-		po.background = 1;
-	}
-
-	if (scheduled)
-		confine(&p, dbpath.p, sandbox_how, sizeof(sandbox_how));
-	rc = db_open(dbpath.p, 1, &db, &e);
-	if (rc == SL_OK)
-		rc = db_lock(db, &e);
-	if (rc == SL_OK)
-		rc = db_scan_begin(db, scheduled ? "scheduled" : "scan", plan_order_name(order),
-				   (const char *const *)p.roots,
-				   p.nroots, po.jobs ? po.jobs : sys_cpu_count(), &e);
-	if (rc != SL_OK) {
-		cli_error("scan", &e);
-		db_close(db);
-		cli_prep_free(&p);
-		ex_free(&ex);
-		cfg_free(&cfg);
-		sb_free(&dbpath);
-		return EXIT_FATAL;
-	}
-	sc.db = db;
-
-	rc = files_from ? SL_OK : sj_decide(&jn, db, &p, dbpath.p, full, &e);
-	if (rc == SL_OK && jn.listed)
-		rc = sj_list(&jn, &p, &ex, &e);
-	if (rc == SL_OK && !jn.listed && !files_from) {
-		phase(&sc, "walk", p.nroots);
-		rc = cli_walk(&p, cross_fs, &ex, dbpath.p, &cancel, &e);
-	}
-	if (rc == SL_OK) {
-		/* stat everything, diff with the index, then ask for the extent
-		 * maps of only the files that will be read */
-		double t = sys_now();
-		phase(&sc, "locate", p.ft.nfiles);
-		rc = locate_stat(&p.ft, &p.devs, &p.ls, &cancel, &e);
-		if (rc == SL_OK)
-			rc = db_map_fs(db, p.devs, p.ft.ndevs, &e);
-		if (rc == SL_OK)
-			rc = db_diff(db, &p.ft, p.roots, p.nroots,
-				     (full ? DB_DIFF_FULL : 0) | (trust_mtime ? DB_DIFF_TRUST_MTIME : 0) |
-					     (po.phash ? DB_DIFF_PHASH : 0),
-				     &diff, &e);
-		if (rc == SL_OK && (jn.listed || files_from))
-			diff.nmissing = 0; /* the journal shows no deletion; a list
-					    * says nothing of what it leaves out */
-		if (rc == SL_OK)
-			rc = locate_extents(&p.ft, &p.ls, &cancel, &e);
-		p.locate_s = sys_now() - t;
-	}
-	if (rc == SL_OK)
-		rc = plan_build(&p.ft, p.devs, order, seed, &pl, &e);
-	if (rc == SL_OK)
-		rc = db_apply_moves(db, &p.ft, &diff, &e);
-	if (rc == SL_OK)
-		rc = db_relink_candidates(db, &diff, p.roots, p.nroots, &e);
-	if (rc == SL_OK) {
-		po.cancel = &cancel;
-		po.on_slow = on_slow;
-		po.on_slow_ctx = &sc;
-		if (sc.progress) {
-			po.progress = cli_progress;
-			po.progress_ctx = (void *)"read";
-		}
-		rc = px_run(&p.ft, &pl, &po, sink, &sc, &st, &e);
-	}
-	if (sc.progress)
+	if (u.progress)
 		fputc('\n', stderr); /* end the progress line, whatever happened */
-	if (rc == SL_OK)
-		rc = db_commit(db, &e);
-	if (rc == SL_OK) {
-		/* only a complete scan knows what is gone; an unreadable
-		 * directory's files are unknown, not gone */
-		if (p.ws.dir_errors) {
-			marked_skipped = 1;
-			rc = db_deleted_count(db, &marked, &e);
-		} else {
-			rc = db_mark_deleted(db, &diff, &marked, &e);
-		}
-	}
-	if (rc == SL_OK)
-		sj_store(&jn, db);
-	status = rc == SL_OK ? (st.errors ? "errors" : "ok")
-			     : rc == SL_E_CANCELLED ? "interrupted" : "failed";
 	if (rc != SL_OK)
-		cli_error("scan", &e);
-	if (pl.ngroups)
-		store_devices(db, &p, &pl, &st);
-	end.status = status;
-	end.files = st.files;
-	end.bytes = st.bytes;
-	end.errors = st.errors;
-	end.unchanged = diff.unchanged;
-	end.changed = diff.changed;
-	end.added = diff.added;
-	end.moved = diff.moved;
-	end.rechecked = diff.rechecked;
-	end.upgraded = diff.upgraded;
-	/* deletions stand only when every directory was listed (db.h,
-	 * DB_PROVISIONAL_SQL) */
-	end.complete = rc == SL_OK && !marked_skipped && !files_from && !jn.listed;
-	end.deleted = marked;
-	end.unavailable = diff.unavailable;
-	end.background = background;
-	for (i = 0; (size_t)i < st.ngroups; i++)
-		end.yield_s += st.groups[i].yield_s;
-	end.walk_s = p.walk_s;
-	end.locate_s = p.locate_s;
-	end.read_s = st.read_s;
-	end.extract_s = st.extract_s;
-	end.store_s = st.store_s;
-	end.wall_s = sys_now() - t0;
-	end.message = rc != SL_OK ? e.msg : NULL;
-	{
-		struct sl_err e2;
-		if (db_scan_end(db, &end, &e2) != SL_OK) {
-			cli_error("scan", &e2);
-			if (rc == SL_OK) {
-				rc = e2.code;
-				status = "failed";
-			}
-		}
-	}
-	if (json && rc != SL_E_USAGE)
-		print_json_summary(&p, &pl, &st, &sc, &diff, dbpath.p, db->scan_id, marked,
-				   db->relinked, db->ctime_changed, marked_skipped, end.wall_s, status,
-				   background ? bg_how : NULL, full, jn.report.p, sandbox_how);
-	else if (!sc.quiet && rc != SL_E_USAGE)
-		print_summary(&p, &pl, &st, &sc, &diff, dbpath.p, db->scan_id, marked, db->relinked,
-			      db->ctime_changed, marked_skipped, end.wall_s, status,
-			      background ? bg_how : NULL, full);
-	if (!json && !sc.quiet && jn.report.len)
-		fputs(jn.report.p, stdout);
-	if (!json && !sc.quiet && sandbox_how[0])
-		printf("  sandbox     %s\n", sandbox_how);
-	if (sc.quiet && sc.nerrors)
-		for (i = 0; (uint64_t)i < sc.nerrors && i < MAX_SHOWN_ERRORS; i++)
-			if (sc.shown[i])
-				fprintf(stderr, "seekless scan: %s\n", sc.shown[i]);
-	if (st.abandoned) {
+		cli_error("scan", &r.err);
+	if (json)
+		print_json_summary(&r.set.p, &r.pl, &r.st, &r, &r.diff, r.set.dbpath.p, r.scan_id,
+				   r.marked, r.relinked, r.ctime_changed, r.marked_skipped, r.wall_s,
+				   r.status, r.set.background ? r.background_how : NULL, r.set.full,
+				   r.journal.p, r.sandbox_how);
+	else if (!u.quiet)
+		print_summary(&r.set.p, &r.pl, &r.st, &r, &r.diff, r.set.dbpath.p, r.scan_id, r.marked,
+			      r.relinked, r.ctime_changed, r.marked_skipped, r.wall_s, r.status,
+			      r.set.background ? r.background_how : NULL, r.set.full);
+	if (!json && !u.quiet && r.journal.len)
+		fputs(r.journal.p, stdout);
+	if (!json && !u.quiet && r.sandbox_how[0])
+		printf("  sandbox     %s\n", r.sandbox_how);
+	if (u.quiet)
+		for (i = 0; i < r.nerrors && i < MAX_SHOWN_ERRORS; i++)
+			if (r.shown[i])
+				fprintf(stderr, "seekless scan: %s\n", r.shown[i]);
+	if (r.abandoned) {
 		/* A reader is still stuck in a read, with the plan and the file
-		 * table: close the index and end here, freeing nothing. */
-		db_close(db);
+		 * table: end here, freeing nothing. */
 		fflush(NULL);
 		_Exit(rc == SL_E_CANCELLED ? EXIT_INTERRUPTED : EXIT_FATAL);
 	}
-	for (i = 0; i < MAX_SHOWN_ERRORS; i++)
-		free(sc.shown[i]);
-	sj_free(&jn);
-	px_stats_free(&st);
-	plan_free(&pl);
-	db_diff_free(&diff);
-	cli_prep_free(&p);
-	ex_free(&ex);
-	cfg_free(&cfg);
-	db_close(db);
-	sb_free(&dbpath);
+	file_errors = r.st.errors > 0;
+	scan_result_free(&r);
 	if (rc == SL_E_CANCELLED)
 		return EXIT_INTERRUPTED;
 	if (rc != SL_OK)
 		return EXIT_FATAL;
-	return st.errors ? EXIT_FILE_ERRORS : EXIT_OK;
+	return file_errors ? EXIT_FILE_ERRORS : EXIT_OK;
 usage:
 	free(extra);
 	return EXIT_USAGE;

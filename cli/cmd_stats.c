@@ -3,8 +3,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli/cli.h"
+#include "common/parse.h"
 #include "db/db.h"
-#include "tools/cli.h"
 
 static const char help[] =
 	"usage: seekless stats [--db PATH] [--config FILE] [--json] [--scans N]\n"
@@ -44,7 +45,7 @@ int cmd_stats(int argc, char **argv)
 		case 'C': config = optarg; break;
 		case 'j': json = 1; break;
 		case 'n':
-			if (cli_parse_long(optarg, 0, 100000, &nscans) != 0) {
+			if (parse_long(optarg, 0, 100000, &nscans) != 0) {
 				cli_usage_error("stats", "--scans wants a number");
 				return EXIT_USAGE;
 			}

@@ -2,7 +2,7 @@
  * (service.h).  System scope: /etc/systemd/system, sandboxed read-only but
  * for the index's directory; user scope: ~/.config/systemd/user (no
  * sandboxing: a user manager cannot apply it without user namespaces). */
-#include "tools/service.h"
+#include "cli/service.h"
 
 #include <errno.h>
 #include <pwd.h>

@@ -1,6 +1,6 @@
-/* journal_linux.c - Linux file systems keep no change journal readable
- * from user space (fanotify sees only what happens while it listens), so
- * every root is walked (journal.h). */
+/* journal_none.c - no change journal (the Linux build): Linux file systems
+ * keep none readable from user space (fanotify sees only what happens while
+ * it listens), so every root is walked (journal.h). */
 #include "scanner/journal.h"
 
 #include <errno.h>

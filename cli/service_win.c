@@ -18,7 +18,7 @@
  * lines go to seekless-service.log in the index's folder; the time of the
  * last completed run is kept beside it in seekless-service.last.  Start,
  * stop and failures also go to the Event Log. */
-#include "tools/service.h"
+#include "cli/service.h"
 
 #include <errno.h>
 #include <stdarg.h>
@@ -29,10 +29,10 @@
 #include <time.h>
 #include <windows.h>
 
+#include "app/config.h"
+#include "cli/cli.h"
 #include "common/sys.h"
 #include "common/win.h"
-#include "tools/cli.h"
-#include "tools/config.h"
 
 #define SVC_NAME L"seekless"
 #define SVC_DISPLAY L"seekless photo indexer"

@@ -5,10 +5,11 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/prep.h"
+#include "cli/cli.h"
+#include "cli/service.h"
 #include "common/sys.h"
 #include "db/db.h"
-#include "tools/cli.h"
-#include "tools/service.h"
 
 static const char help[] =
 	"usage: seekless service install|uninstall|status [--user|--system]\n"
@@ -48,6 +49,10 @@ static const char help[] =
 	"index.  `seekless service run --config FILE` is what the service manager\n"
 	"starts; it does nothing useful from a console.\n";
 
+/* Over 150 lines on purpose: the options, the settings every action
+ * shares (the configuration file, the program, the index), then the four
+ * actions (run, install, uninstall, status), each a short branch; the
+ * work is in service.h's implementations. */
 int cmd_service(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -125,7 +130,7 @@ int cmd_service(int argc, char **argv)
 	/* the one configuration file the service will read */
 	if (config) {
 		if (sys_abs_path(config, &cfgpath) != 0 &&
-		    (!(nroots || at || set_db) || cli_abs_name(config, &cfgpath) != 0)) {
+		    (!(nroots || at || set_db) || prep_abs_name(config, &cfgpath) != 0)) {
 			SL_FAIL(&e, SL_E_USAGE, 0, "configuration '%s' not found", config);
 			cli_error("service", &e);
 			return EXIT_USAGE;

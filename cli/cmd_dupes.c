@@ -4,8 +4,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli/cli.h"
+#include "common/parse.h"
 #include "db/db.h"
-#include "tools/cli.h"
 
 #define DEFAULT_BITS 4
 
@@ -50,7 +51,7 @@ int cmd_dupes(int argc, char **argv)
 			bits = DEFAULT_BITS;
 			if (optarg) {
 				long b;
-				if (cli_parse_long(optarg, 0, 16, &b) != 0) {
+				if (parse_long(optarg, 0, 16, &b) != 0) {
 					cli_usage_error("dupes", "--near=BITS wants 0 to 16");
 					return EXIT_USAGE;
 				}

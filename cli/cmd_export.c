@@ -3,8 +3,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "db/db.h"
-#include "tools/cli.h"
 
 static const char help[] =
 	"usage: seekless export [--db PATH] [--config FILE] [--format jsonl|csv]\n"

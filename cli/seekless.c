@@ -2,8 +2,8 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "common/sys.h"
-#include "tools/cli.h"
 
 static const char usage[] =
 	"usage: seekless COMMAND [OPTIONS] [ROOT...]\n"

@@ -65,6 +65,12 @@ int cfg_read_file(struct cfg *c, const char *path, int missing_ok, struct sl_err
 int cfg_update_file(const char *path, char *const *roots, size_t nroots, const char *schedule,
 		    const char *db, struct sl_err *err);
 
+/* The index's path into out: opt (--db) when not NULL, else the
+ * configuration's db, else the default location (sys_default_db_path).
+ * Returns SL_OK, SL_E_USAGE (no home directory for the default) or
+ * SL_E_NOMEM. */
+int cfg_db_path(const struct cfg *c, const char *opt, struct strbuf *out, struct sl_err *err);
+
 void cfg_free(struct cfg *c);
 
 #endif

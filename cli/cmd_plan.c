@@ -5,8 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/scan.h"
+#include "cli/cli.h"
 #include "common/sys.h"
-#include "tools/cli.h"
 
 static const char help[] =
 	"usage: seekless plan [--order ORDER] [--json | --print0] [--seed N]\n"
@@ -193,7 +194,7 @@ static int print_text(FILE *out, const struct prep *p, const struct plan *pl)
 	for (g = 0; g < pl->ngroups; g++) {
 		const struct plan_group *gr = &pl->groups[g];
 		char fs[512], bytes[32];
-		cli_group_fs(p, pl, g, fs, sizeof(fs));
+		prep_group_fs(p, pl, g, fs, sizeof(fs));
 		cli_fmt_bytes(gr->bytes, bytes, sizeof(bytes));
 		fprintf(out, "# device %s (%s): %s, extent maps %s; %zu files, %s\n", gr->name, fs,
 			gr->rotational == 1 ? "rotational" : gr->rotational == 0 ? "non-rotational"
@@ -232,6 +233,11 @@ static int print_text(FILE *out, const struct prep *p, const struct plan *pl)
 	return path.oom ? -1 : 0;
 }
 
+static void note(void *ctx, const char *msg)
+{
+	fprintf(stderr, "seekless plan: %s\n", msg);
+}
+
 int cmd_plan(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -246,29 +252,26 @@ int cmd_plan(int argc, char **argv)
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
-	struct prep p;
+	struct scan_args a;
+	struct scan_settings set;
 	struct plan pl;
 	struct sl_err e;
-	struct cfg cfg;
-	struct excl ex = {0};
 	char **extra = NULL;
-	size_t nextra = 0;
-	const char *config = NULL;
-	uint64_t seed = 0;
-	int order = -1, json = 0, print0 = 0, cross_fs = -1, have_seed = 0, failed, c, rc;
+	int json = 0, print0 = 0, failed, c, rc;
 
+	memset(&a, 0, sizeof(a));
+	a.order = a.cross_fs = a.phash = a.trust_mtime = a.background = -1;
+	a.no_db = 1; /* --db is taken and has no use: a plan reads no index */
 	extra = calloc((size_t)argc + 1, sizeof(*extra));
 	if (!extra)
 		return EXIT_FATAL;
-	cfg_init(&cfg);
-	memset(&p, 0, sizeof(p));
 	memset(&pl, 0, sizeof(pl));
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+0", opts, NULL)) != -1) {
 		switch (c) {
 		case '0': print0 = 1; break;
 		case 'o':
-			if (plan_order_parse(optarg, &order) != 0) {
+			if (plan_order_parse(optarg, &a.order) != 0) {
 				cli_usage_error("plan", "unknown order '%s'", optarg);
 				free(extra);
 				return EXIT_USAGE;
@@ -276,13 +279,13 @@ int cmd_plan(int argc, char **argv)
 			break;
 		case 'j': json = 1; break;
 		case 's':
-			seed = strtoull(optarg, NULL, 10);
-			have_seed = 1;
+			a.seed = strtoull(optarg, NULL, 10);
+			a.have_seed = 1;
 			break;
-		case 'x': cross_fs = 1; break;
+		case 'x': a.cross_fs = 1; break;
 		case 'd': break;
-		case 'C': config = optarg; break;
-		case 'e': extra[nextra++] = optarg; break;
+		case 'C': a.config = optarg; break;
+		case 'e': extra[a.nexcludes++] = optarg; break;
 		case 'h': free(extra); fputs(help, stdout); return EXIT_OK;
 		default: free(extra); fputs(help, stderr); return EXIT_USAGE;
 		}
@@ -292,41 +295,35 @@ int cmd_plan(int argc, char **argv)
 		free(extra);
 		return EXIT_USAGE;
 	}
-	rc = cli_config("plan", config, &cfg);
-	if (rc == SL_OK)
-		rc = cli_excludes("plan", &cfg, extra, nextra, &ex);
-	if (rc == SL_OK)
-		rc = cli_roots_or_config("plan", argv + optind, argc - optind, &cfg, &p);
+	a.roots = argv + optind;
+	a.nroots = (size_t)(argc - optind);
+	a.excludes = extra;
+	a.note = note;
+	rc = scan_configure(&a, &set, &e);
 	free(extra);
 	if (rc != SL_OK) {
-		cli_prep_free(&p);
-		ex_free(&ex);
-		cfg_free(&cfg);
+		if (rc == SL_E_USAGE)
+			cli_usage_error("plan", "%s", e.msg);
+		else
+			cli_error("plan", &e);
+		scan_settings_free(&set);
 		return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
 	}
-	if (order < 0)
-		order = cfg.order >= 0 ? cfg.order : PLAN_AUTO;
-	if (cross_fs < 0)
-		cross_fs = cfg.cross_fs > 0;
-	if (!have_seed)
-		seed = cli_random_seed();
-	rc = cli_prepare(&p, cross_fs, &ex, NULL, NULL, &e);
+	rc = prep_walk_locate(&set.p, set.cross_fs, &set.ex, NULL, NULL, &e);
 	if (rc == SL_OK)
-		rc = plan_build(&p.ft, p.devs, order, seed, &pl, &e);
+		rc = plan_build(&set.p.ft, set.p.devs, set.order, set.seed, &pl, &e);
 	if (rc != SL_OK) {
 		cli_error("plan", &e);
-	} else if ((print0 ? print_null(stdout, &p, &pl)
-		    : json ? print_json(stdout, &p, &pl) : print_text(stdout, &p, &pl)) != 0 ||
+	} else if ((print0 ? print_null(stdout, &set.p, &pl)
+		    : json ? print_json(stdout, &set.p, &pl) : print_text(stdout, &set.p, &pl)) != 0 ||
 		   fflush(stdout) != 0) {
 		SL_FAIL(&e, SL_E_NOMEM, 0, "cannot write the plan");
 		cli_error("plan", &e);
 		rc = SL_E_NOMEM;
 	}
-	failed = p.ws.dir_errors || p.ls.failed;
+	failed = set.p.ws.dir_errors || set.p.ls.failed;
 	plan_free(&pl);
-	cli_prep_free(&p);
-	ex_free(&ex);
-	cfg_free(&cfg);
+	scan_settings_free(&set);
 	if (rc != SL_OK)
 		return EXIT_FATAL;
 	return failed ? EXIT_FILE_ERRORS : EXIT_OK;

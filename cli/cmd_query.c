@@ -4,8 +4,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "cli/cli.h"
 #include "db/db.h"
-#include "tools/cli.h"
 
 static const char help[] =
 	"usage: seekless query [--camera TEXT] [--lens TEXT] [--from DATE] [--to DATE]\n"

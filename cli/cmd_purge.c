@@ -5,8 +5,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 
+#include "cli/cli.h"
+#include "common/parse.h"
 #include "db/db.h"
-#include "tools/cli.h"
 
 static const char help[] =
 	"usage: seekless purge [--db PATH] [--config FILE] [--older-than DAYS] [--json]\n"
@@ -43,7 +44,7 @@ int cmd_purge(int argc, char **argv)
 		case 'd': dbopt = optarg; break;
 		case 'C': config = optarg; break;
 		case 'o':
-			if (cli_parse_long(optarg, 0, LONG_MAX, &days) != 0) {
+			if (parse_long(optarg, 0, LONG_MAX, &days) != 0) {
 				cli_usage_error("purge", "--older-than wants a number of days");
 				return EXIT_USAGE;
 			}

@@ -10,11 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/scan.h"
+#include "cli/cli.h"
 #include "common/sys.h"
 #include "db/db.h"
 #include "indexer/pipeline.h"
 #include "indexer/reader.h"
-#include "tools/cli.h"
 
 static const char help[] =
 	"usage: seekless bench [--orders LIST] [--runs N] [--svg FILE] [--db PATH]\n"
@@ -230,6 +231,140 @@ static int parse_orders(const char *list, int *orders, int *n)
 	return *n ? 0 : -1;
 }
 
+/* The medians side by side, as a table. */
+static void print_table(const int *orders, int norders, int runs, struct result (*res)[32],
+			uint64_t files, uint64_t bytes, int dropped, double fs_wall)
+{
+	char b[32];
+	int k;
+
+	cli_fmt_bytes(bytes, b, sizeof(b));
+	printf("seekless bench: %" PRIu64 " files, %s; median of %d cold run%s per order "
+	       "(%s)\n",
+	       files, b, runs, runs > 1 ? "s" : "",
+	       dropped ? "pages dropped per file and kernel caches dropped"
+		       : "pages dropped per file; not root, so kernel caches kept");
+	printf("%-10s %9s %9s %9s %9s %11s\n", "order", "wall s", "MB/s", "files/s",
+	       "speedup", "metadata s");
+	for (k = 0; k < norders; k++) {
+		double wall, meta;
+		medians(res[k], runs, &wall, &meta);
+		printf("%-10s %9.2f %9.1f %9.0f ", plan_order_name(orders[k]), wall,
+		       wall > 0 ? (double)bytes / 1e6 / wall : 0, wall > 0 ? (double)files / wall : 0);
+		if (fs_wall > 0 && wall > 0)
+			printf("%8.2fx", fs_wall / wall);
+		else
+			printf("%9s", "-");
+		printf(" %11.2f\n", meta);
+	}
+}
+
+/* What the runs share. */
+struct bench {
+	struct prep base;           /* the first, warm walk: what to make cold */
+	struct db *db;
+	const char *dbpath, *cold_cmd;
+	atomic_int *cancel;
+	int cross_fs, tty, dropped;
+	uint64_t seed, files, bytes;
+	struct result (*res)[32];   /* [order][run] */
+	struct trace *tr;           /* [order]: the first run's, for the picture */
+};
+
+/* One cold run in one order: the files made cold, then walked, located
+ * and planned (timed as the metadata pass) and read in that order; stored
+ * as a scan of kind "bench".  Returns the run's status (e says why). */
+static int one_run(struct bench *B, int r, int oi, int order, struct sl_err *e)
+{
+	int rc;
+	struct prep p;
+	struct plan pl;
+	struct px_opts po;
+	struct px_stats st;
+	struct event *ev = NULL;
+	struct db_scan_end end;
+	double t;
+	size_t i;
+
+	memset(&p, 0, sizeof(p));
+	memset(&pl, 0, sizeof(pl));
+	memset(&po, 0, sizeof(po));
+	memset(&st, 0, sizeof(st));
+	if (make_cold(&B->base.ft, B->cold_cmd, &B->dropped) != 0)
+		return SL_FAIL(e, SL_E_RESOURCE, 0, "the cold command failed");
+	p.roots = B->base.roots; /* borrowed */
+	p.nroots = B->base.nroots;
+	t = sys_now();
+	rc = prep_walk_locate(&p, B->cross_fs, NULL, B->dbpath, B->cancel, e);
+	if (rc == SL_OK)
+		rc = plan_build(&p.ft, p.devs, order, B->seed + (uint64_t)r, &pl, e);
+	B->res[oi][r].meta = sys_now() - t;
+	if (rc == SL_OK) {
+		ev = calloc(pl.n ? pl.n : 1, sizeof(*ev));
+		po.read_only = 1;
+		po.on_read = on_read;
+		po.on_read_ctx = ev;
+		po.cancel = B->cancel;
+		if (B->tty) {
+			po.progress = cli_progress;
+			po.progress_ctx = (void *)plan_order_name(order);
+		}
+		rc = db_scan_begin(B->db, "bench", plan_order_name(order),
+				   (const char *const *)p.roots, p.nroots, 0, e);
+		if (rc == SL_OK && ev)
+			rc = px_run(&p.ft, &pl, &po, count_only, NULL, &st, e);
+		if (st.abandoned) {
+			/* a reader is stuck with p and pl (px_run) */
+			cli_error("bench", e);
+			db_close(B->db);
+			fflush(NULL);
+			_Exit(EXIT_INTERRUPTED);
+		}
+	}
+	if (rc == SL_OK) {
+		B->res[oi][r].wall = st.read_s;
+		B->res[oi][r].bytes = st.bytes;
+		B->res[oi][r].files = st.files;
+		B->files = st.files;
+		B->bytes = st.bytes;
+		scan_store_devices(B->db, &p, &pl, &st, NULL, NULL);
+		memset(&end, 0, sizeof(end));
+		end.status = "ok";
+		end.files = st.files;
+		end.bytes = st.bytes;
+		end.walk_s = p.walk_s;
+		end.locate_s = p.locate_s;
+		end.read_s = st.read_s;
+		end.wall_s = B->res[oi][r].meta + st.read_s;
+		rc = db_scan_end(B->db, &end, e);
+		if (r == 0 && !B->tr[oi].have && ev) {
+			B->tr[oi].ev = ev;
+			ev = NULL;
+			B->tr[oi].n = pl.n;
+			B->tr[oi].wall = st.read_s;
+			B->tr[oi].phys = malloc((pl.n ? pl.n : 1) * sizeof(uint64_t));
+			for (i = 0; B->tr[oi].phys && i < pl.n; i++) {
+				const struct ft_file *f = &p.ft.files[pl.seq[i]];
+				B->tr[oi].phys[i] = f->flags & FT_LOCATED
+					? p.devs[f->dev].part_start + f->phys : UINT64_MAX;
+			}
+			B->tr[oi].have = B->tr[oi].phys != NULL;
+		}
+		fprintf(stderr, "%srun %d  %-9s read %7.2f s  metadata %5.2f s\n",
+			B->tty ? "\r" : "", r + 1,
+			plan_order_name(order), st.read_s, B->res[oi][r].meta);
+	} else {
+		cli_error("bench", e);
+	}
+	free(ev);
+	px_stats_free(&st);
+	plan_free(&pl);
+	p.roots = NULL; /* borrowed */
+	p.nroots = 0;
+	prep_free(&p);
+	return rc;
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -248,14 +383,13 @@ int cmd_bench(int argc, char **argv)
 	struct result res[MAX_ORDERS][32];
 	struct trace tr[MAX_ORDERS];
 	struct strbuf dbpath = STRBUF_INIT;
-	struct prep base;
-	struct db *db = NULL;
+	struct bench B;
 	struct sl_err e;
 	int dropped = 0, fs_index = -1;
 
 	memset(res, 0, sizeof(res));
 	memset(tr, 0, sizeof(tr));
-	memset(&base, 0, sizeof(base));
+	memset(&B, 0, sizeof(B));
 	parse_orders("physical,inode,fs,random", orders, &norders);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
@@ -288,21 +422,25 @@ int cmd_bench(int argc, char **argv)
 		cli_usage_error("bench", "no ROOT given");
 		return EXIT_USAGE;
 	}
-	rc = cli_roots("bench", argv + optind, argc - optind, 0, &base);
+	rc = prep_roots(&B.base, argv + optind, (size_t)(argc - optind), 0, &e);
 	if (rc != SL_OK) {
-		cli_prep_free(&base);
+		if (rc == SL_E_USAGE)
+			cli_usage_error("bench", "%s", e.msg);
+		else
+			cli_error("bench", &e);
+		prep_free(&B.base);
 		return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
 	}
 	if ((rc = cli_index_path("bench", dbopt, NULL, &dbpath)) != EXIT_OK) {
-		cli_prep_free(&base);
+		prep_free(&B.base);
 		return rc;
 	}
 	sys_raise_fd_limit();
 	sys_on_interrupt(&cancel);
-	rc = db_open(dbpath.p, 1, &db, &e);
+	rc = db_open(dbpath.p, 1, &B.db, &e);
 	/* one warm walk to learn which files to make cold */
 	if (rc == SL_OK)
-		rc = cli_prepare(&base, cross_fs, NULL, dbpath.p, &cancel, &e);
+		rc = prep_walk_locate(&B.base, cross_fs, NULL, dbpath.p, &cancel, &e);
 	if (rc != SL_OK) {
 		cli_error("bench", &e);
 		goto out;
@@ -311,116 +449,22 @@ int cmd_bench(int argc, char **argv)
 		if (orders[k] == PLAN_FS)
 			fs_index = k;
 
-	for (r = 0; r < runs && rc == SL_OK; r++) {
-		for (k = 0; k < norders && rc == SL_OK; k++) {
-			int oi = (k + r) % norders, order = orders[oi];
-			struct prep p;
-			struct plan pl;
-			struct px_opts po;
-			struct px_stats st;
-			struct event *ev = NULL;
-			struct db_scan_end end;
-			double t;
-			size_t g, i;
-
-			memset(&p, 0, sizeof(p));
-			memset(&pl, 0, sizeof(pl));
-			memset(&po, 0, sizeof(po));
-			memset(&st, 0, sizeof(st));
-			if (make_cold(&base.ft, cold_cmd, &dropped) != 0) {
-				rc = SL_E_RESOURCE;
-				break;
-			}
-			p.roots = base.roots; /* borrowed */
-			p.nroots = base.nroots;
-			t = sys_now();
-			rc = cli_prepare(&p, cross_fs, NULL, dbpath.p, &cancel, &e);
-			if (rc == SL_OK)
-				rc = plan_build(&p.ft, p.devs, order, seed + (uint64_t)r, &pl, &e);
-			res[oi][r].meta = sys_now() - t;
-			if (rc == SL_OK) {
-				ev = calloc(pl.n ? pl.n : 1, sizeof(*ev));
-				po.read_only = 1;
-				po.on_read = on_read;
-				po.on_read_ctx = ev;
-				po.cancel = &cancel;
-				if (tty) {
-					po.progress = cli_progress;
-					po.progress_ctx = (void *)plan_order_name(order);
-				}
-				rc = db_scan_begin(db, "bench", plan_order_name(order),
-						   (const char *const *)p.roots, p.nroots, 0, &e);
-				if (rc == SL_OK && ev)
-					rc = px_run(&p.ft, &pl, &po, count_only, NULL, &st, &e);
-				if (st.abandoned) {
-					/* a reader is stuck with p and pl (px_run) */
-					cli_error("bench", &e);
-					db_close(db);
-					fflush(NULL);
-					_Exit(EXIT_INTERRUPTED);
-				}
-			}
-			if (rc == SL_OK) {
-				res[oi][r].wall = st.read_s;
-				res[oi][r].bytes = st.bytes;
-				res[oi][r].files = st.files;
-				files = st.files;
-				bytes = st.bytes;
-				for (g = 0; g < pl.ngroups; g++) {
-					struct db_device_row row;
-					char fs[512];
-					cli_group_fs(&p, &pl, g, fs, sizeof(fs));
-					memset(&row, 0, sizeof(row));
-					row.device = pl.groups[g].name;
-					row.fstype = fs;
-					row.rotational = pl.groups[g].rotational;
-					row.extents = pl.groups[g].extents;
-					row.order = plan_order_name(pl.groups[g].order);
-					row.reason = pl.groups[g].reason;
-					row.files = st.groups[g].files;
-					row.bytes = st.groups[g].bytes;
-					row.read_s = st.groups[g].read_s;
-					db_scan_device(db, &row, &e);
-				}
-				memset(&end, 0, sizeof(end));
-				end.status = "ok";
-				end.files = st.files;
-				end.bytes = st.bytes;
-				end.walk_s = p.walk_s;
-				end.locate_s = p.locate_s;
-				end.read_s = st.read_s;
-				end.wall_s = res[oi][r].meta + st.read_s;
-				rc = db_scan_end(db, &end, &e);
-				if (r == 0 && !tr[oi].have && ev) {
-					tr[oi].ev = ev;
-					ev = NULL;
-					tr[oi].n = pl.n;
-					tr[oi].wall = st.read_s;
-					tr[oi].phys = malloc((pl.n ? pl.n : 1) * sizeof(uint64_t));
-					for (i = 0; tr[oi].phys && i < pl.n; i++) {
-						const struct ft_file *f = &p.ft.files[pl.seq[i]];
-						tr[oi].phys[i] = f->flags & FT_LOCATED
-							? p.devs[f->dev].part_start + f->phys : UINT64_MAX;
-					}
-					tr[oi].have = tr[oi].phys != NULL;
-				}
-				fprintf(stderr, "%srun %d  %-9s read %7.2f s  metadata %5.2f s\n",
-					tty ? "\r" : "", r + 1,
-					plan_order_name(order), st.read_s, res[oi][r].meta);
-			} else {
-				cli_error("bench", &e);
-			}
-			free(ev);
-			px_stats_free(&st);
-			plan_free(&pl);
-			p.roots = NULL; /* borrowed */
-			p.nroots = 0;
-			cli_prep_free(&p);
-		}
-	}
+	B.dbpath = dbpath.p;
+	B.cold_cmd = cold_cmd;
+	B.cancel = &cancel;
+	B.cross_fs = cross_fs;
+	B.tty = tty;
+	B.seed = seed;
+	B.res = res;
+	B.tr = tr;
+	for (r = 0; r < runs && rc == SL_OK; r++)
+		for (k = 0; k < norders && rc == SL_OK; k++)
+			rc = one_run(&B, r, (k + r) % norders, orders[(k + r) % norders], &e);
+	files = B.files;
+	bytes = B.bytes;
+	dropped = B.dropped;
 	if (rc == SL_OK) {
 		double fs_wall = 0;
-		char b[32];
 		if (fs_index >= 0) {
 			double meta;
 			medians(res[fs_index], runs, &fs_wall, &meta);
@@ -429,25 +473,7 @@ int cmd_bench(int argc, char **argv)
 			print_json(orders, norders, runs, res, files, bytes, dropped, fs_wall);
 			goto svg_out;
 		}
-		cli_fmt_bytes(bytes, b, sizeof(b));
-		printf("seekless bench: %" PRIu64 " files, %s; median of %d cold run%s per order "
-		       "(%s)\n",
-		       files, b, runs, runs > 1 ? "s" : "",
-		       dropped ? "pages dropped per file and kernel caches dropped"
-			       : "pages dropped per file; not root, so kernel caches kept");
-		printf("%-10s %9s %9s %9s %9s %11s\n", "order", "wall s", "MB/s", "files/s",
-		       "speedup", "metadata s");
-		for (k = 0; k < norders; k++) {
-			double wall, meta;
-			medians(res[k], runs, &wall, &meta);
-			printf("%-10s %9.2f %9.1f %9.0f ", plan_order_name(orders[k]), wall,
-			       wall > 0 ? (double)bytes / 1e6 / wall : 0, wall > 0 ? (double)files / wall : 0);
-			if (fs_wall > 0 && wall > 0)
-				printf("%8.2fx", fs_wall / wall);
-			else
-				printf("%9s", "-");
-			printf(" %11.2f\n", meta);
-		}
+		print_table(orders, norders, runs, res, files, bytes, dropped, fs_wall);
 svg_out:
 		if (svg) {
 			FILE *f = sys_fopen(svg, "w");
@@ -468,8 +494,8 @@ out:
 		free(tr[k].ev);
 		free(tr[k].phys);
 	}
-	cli_prep_free(&base);
-	db_close(db);
+	prep_free(&B.base);
+	db_close(B.db);
 	sb_free(&dbpath);
 	return rc == SL_OK ? EXIT_OK : EXIT_FATAL;
 }

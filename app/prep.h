@@ -1,0 +1,79 @@
+/* prep.h - the front half of every command that reads the drives: the
+ * roots, the walk and the locate pass (stat and extent map), or the files a
+ * list names instead of a walk.
+ *
+ * Nothing here prints.  Errors come back as values with their message;
+ * what is only worth saying (a root that is not there and is skipped, a
+ * listed file whose folder cannot be reached) goes to p->note when set. */
+#ifndef SL_PREP_H
+#define SL_PREP_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "common/err.h"
+#include "common/strbuf.h"
+#include "scanner/device.h"
+#include "scanner/exclude.h"
+#include "scanner/ftab.h"
+#include "scanner/locate.h"
+#include "scanner/plan.h"
+#include "scanner/walk.h"
+
+/* What walk and locate found for a set of roots.  Zero it, then set note
+ * if wanted; prep_free releases it and zeroes it again. */
+struct prep {
+	struct ftab ft;
+	struct dev_info *devs;  /* one per ft.devs */
+	struct walk_stats ws;
+	struct locate_stats ls;
+	double walk_s, locate_s;
+	char **roots;           /* canonical */
+	size_t nroots;
+	void (*note)(void *ctx, const char *msg);
+	void *note_ctx;
+};
+
+/* Canonicalise the roots into p->roots.  One that cannot be accessed is
+ * SL_E_USAGE with its reason, unless skip_missing: then it is noted as
+ * skipped, and only having no root left is an error (SL_E_IO).  SL_E_NOMEM. */
+int prep_roots(struct prep *p, char *const *paths, size_t n, int skip_missing,
+	       struct sl_err *err);
+
+/* Walk every root, leaving out the files of the index at dbpath (may be
+ * NULL) and what matches exclude (may be NULL); timed in p->walk_s.
+ * Returns SL_OK or a fatal error. */
+int prep_walk(struct prep *p, int cross_fs, const struct excl *exclude, const char *dbpath,
+	      atomic_int *cancel, struct sl_err *err);
+
+/* prep_walk, then locate every file (stat and extent map; p->locate_s). */
+int prep_walk_locate(struct prep *p, int cross_fs, const struct excl *exclude,
+		     const char *dbpath, atomic_int *cancel, struct sl_err *err);
+
+/* Instead of walking: the files listed in `file` ("-": standard input),
+ * NUL-separated when the list holds any NUL byte (plan --print0), else one
+ * per line.  Relative paths are taken from the current folder.  Fills
+ * p->ft with them (each folder a root entry, also in p->roots), leaving out
+ * the index's own files.  A listed path that is not a regular file is still
+ * entered: the stat pass records why.  Returns SL_OK, SL_E_USAGE (nothing
+ * listed, or the list cannot be read), SL_E_NOMEM. */
+int prep_files_from(const char *file, const char *dbpath, struct prep *p, struct sl_err *err);
+
+void prep_free(struct prep *p);
+
+/* A plan group's file systems, e.g. "ext4 on /mnt/photos". */
+void prep_group_fs(const struct prep *p, const struct plan *pl, size_t g, char *buf, size_t cap);
+
+/* Absolute form of path, resolving its folder but not its last component
+ * (which may not exist yet, or be a link that must not be followed).
+ * Returns 0 or an errno value. */
+int prep_abs_name(const char *path, struct strbuf *out);
+
+/* Seed for --order random when none was given. */
+uint64_t prep_random_seed(void);
+
+/* Format a note and hand it to p->note (nothing when unset). */
+void prep_note(const struct prep *p, const char *fmt, ...) SL_PRINTF(2, 3);
+
+#endif

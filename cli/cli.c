@@ -1,0 +1,92 @@
+#include "cli/cli.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#include "common/sys.h"
+#include "db/db.h"
+#include "indexer/pipeline.h"
+
+int cli_index_path(const char *cmd, const char *dbopt, const char *config_path,
+		   struct strbuf *out)
+{
+	struct cfg c;
+	struct sl_err e;
+	int rc = SL_OK;
+
+	cfg_init(&c);
+	/* with --db, a broken configuration is no reason to refuse */
+	if (!dbopt)
+		rc = cfg_load(&c, config_path, &e);
+	if (rc != SL_OK) {
+		cli_error(cmd, &e);
+		cfg_free(&c);
+		return EXIT_USAGE;
+	}
+	rc = cfg_db_path(&c, dbopt, out, &e);
+	cfg_free(&c);
+	if (rc == SL_E_USAGE)
+		cli_usage_error(cmd, "%s", e.msg);
+	else if (rc != SL_OK)
+		cli_error(cmd, &e);
+	return rc == SL_OK ? EXIT_OK : rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
+}
+
+void cli_error(const char *cmd, const struct sl_err *e)
+{
+	const char *dbg = getenv("SEEKLESS_DEBUG");
+	fprintf(stderr, "seekless %s: %s", cmd, e->msg[0] ? e->msg : sl_code_name(e->code));
+	if (dbg && dbg[0] == '1' && e->file)
+		fprintf(stderr, " [%s:%d, %s]", e->file, e->line, sl_code_name(e->code));
+	fputc('\n', stderr);
+}
+
+void cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+	va_list ap;
+	fprintf(stderr, "seekless %s: ", cmd);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fprintf(stderr, "\nTry 'seekless %s --help'.\n", cmd);
+}
+
+void cli_progress(void *label, const struct px_progress *p)
+{
+	double mbs = p->elapsed > 0 ? (double)p->bytes_done / 1e6 / p->elapsed : 0;
+	double eta = mbs > 0 ? ((double)(p->bytes_total - p->bytes_done) / 1e6) / mbs : 0;
+	fprintf(stderr, "\r[%s] %" PRIu64 "/%" PRIu64 " files, %.1f/%.1f MB, %.1f MB/s, ETA %.0f s   ",
+		(const char *)label, p->files_done, p->files_total, (double)p->bytes_done / 1e6,
+		(double)p->bytes_total / 1e6, mbs, eta);
+}
+
+void cli_fmt_bytes(uint64_t n, char *buf, size_t cap)
+{
+	if (n >= 1000000000ull)
+		snprintf(buf, cap, "%.2f GB", (double)n / 1e9);
+	else if (n >= 1000000ull)
+		snprintf(buf, cap, "%.1f MB", (double)n / 1e6);
+	else if (n >= 1000ull)
+		snprintf(buf, cap, "%.1f kB", (double)n / 1e3);
+	else
+		snprintf(buf, cap, "%llu B", (unsigned long long)n);
+}
+
+int cli_open_index(const char *cmd, const char *dbopt, const char *config_path, struct db **db)
+{
+	struct strbuf path = STRBUF_INIT;
+	struct sl_err e;
+	int rc = cli_index_path(cmd, dbopt, config_path, &path);
+
+	*db = NULL;
+	if (rc == EXIT_OK && db_open(path.p, 0, db, &e) != SL_OK) {
+		cli_error(cmd, &e);
+		rc = EXIT_FATAL;
+	}
+	sb_free(&path);
+	return rc;
+}

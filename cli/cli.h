@@ -1,0 +1,60 @@
+/* cli.h - what the seekless commands share: exit codes, finding and
+ * opening the index, error and progress printing.  The scan itself, and the
+ * walk and locate passes the commands share, are app/scan.h and
+ * app/prep.h: they print nothing, and everything printed is here or in a
+ * cmd_*.c file. */
+#ifndef SL_CLI_H
+#define SL_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#include "app/config.h"
+#include "common/err.h"
+#include "common/strbuf.h"
+
+enum {
+	EXIT_OK = 0,
+	EXIT_FILE_ERRORS = 1, /* finished; some files carry errors */
+	EXIT_USAGE = 2,
+	EXIT_FATAL = 3,       /* database or resource failure */
+	EXIT_INTERRUPTED = 4  /* stopped by SIGINT/SIGTERM; what was read is stored */
+};
+
+/* For commands that only need the index: load the configuration, then
+ * cli_db_path.  Errors printed.  Returns EXIT_OK or the exit status. */
+int cli_index_path(const char *cmd, const char *dbopt, const char *config_path,
+		   struct strbuf *out);
+
+struct db;
+
+/* cli_index_path, then open the existing index (*db; close it with
+ * db_close).  Errors printed.  Returns EXIT_OK or the exit status. */
+int cli_open_index(const char *cmd, const char *dbopt, const char *config_path, struct db **db);
+
+/* "seekless CMD: message" on stderr; SEEKLESS_DEBUG=1 adds the source
+ * location that raised it. */
+void cli_error(const char *cmd, const struct sl_err *e);
+void cli_usage_error(const char *cmd, const char *fmt, ...) SL_PRINTF(2, 3);
+
+struct px_progress;
+
+/* The reading progress line on stderr (px_opts.progress): label is the
+ * bracketed word in front ("read", or bench's order), passed as ctx. */
+void cli_progress(void *label, const struct px_progress *p);
+
+/* Human figures: "45.2 MB". */
+void cli_fmt_bytes(uint64_t n, char *buf, size_t cap);
+
+int cmd_scan(int argc, char **argv);
+int cmd_plan(int argc, char **argv);
+int cmd_export(int argc, char **argv);
+int cmd_bench(int argc, char **argv);
+int cmd_purge(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
+int cmd_query(int argc, char **argv);
+int cmd_dupes(int argc, char **argv);
+int cmd_service(int argc, char **argv);
+
+#endif

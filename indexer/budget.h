@@ -1,0 +1,47 @@
+/* budget.h - the file bytes the pipeline holds at once, and the pool its
+ * buffers are reused from.
+ *
+ * Every file buffer is charged to the budget while it exists, in flight
+ * or kept for reuse, so the bytes held never exceed `total`.  Reuse is
+ * the point: a fresh buffer costs a page fault and a zeroed page per
+ * 4 KiB while the kernel copies into it (a tenth of a warm scan's profile),
+ * a reused one costs nothing.  Buffers are sized in POOL_GRAIN steps so
+ * that files of similar size share them; the pool is dropped first
+ * whenever a new buffer would not fit. */
+#ifndef SL_BUDGET_H
+#define SL_BUDGET_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "indexer/queue.h"
+
+#define POOL_GRAIN ((size_t)64 << 10)
+#define POOL_SLOTS 16
+
+struct budget {
+	pthread_mutex_t mu;
+	pthread_cond_t freed;
+	size_t total, used, peak; /* used, and its peak: in flight + pooled */
+	size_t pooled;
+	size_t npool;
+	struct {
+		uint8_t *buf;
+		size_t cap;
+	} pool[POOL_SLOTS];
+};
+
+/* A budget of total bytes, nothing held. */
+void budget_init(struct budget *b, size_t total);
+/* A buffer of at least `want` bytes, charged *charge (0 for want 0);
+ * waits while the budget is spent, after waking kick's consumers for what
+ * is queued there (they free the memory).  NULL when out of memory. */
+uint8_t *budget_alloc(struct budget *b, size_t want, size_t *charge, struct queue *kick);
+/* Gives back a buffer from budget_alloc: kept for reuse while the pool
+ * has room (a quarter of the budget), else freed. */
+void budget_release(struct budget *b, uint8_t *buf, size_t charge);
+/* Frees the pool; every buffer must have been given back. */
+void budget_destroy(struct budget *b);
+
+#endif

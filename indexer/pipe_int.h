@@ -1,0 +1,131 @@
+/* pipe_int.h - inside the pipeline (pipeline.h): the state its threads
+ * share and the helpers they call.  pipeline.c sets up a run and is its
+ * store loop; pipe_read.c is the reader engine (the plan followed, files
+ * opened ahead, bytes hashed and queued); pipe_extract.c the extractors
+ * (parse, perceptual hash, the streamed catch, the record).  Only these
+ * three files include it. */
+#ifndef SL_PIPE_INT_H
+#define SL_PIPE_INT_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "indexer/budget.h"
+#include "indexer/pipeline.h"
+#include "indexer/queue.h"
+#include "indexer/reader.h"
+
+/* One file in flight.  Written by its reader before the first item is
+ * queued; afterwards only by the extractor holding its current chunk. */
+struct job {
+	uint32_t file;
+	char *path;
+	struct rd_info info;
+	int64_t opened_ns;
+	int streamed;
+	int next_seq;           /* streamed: chunk the next extractor may take */
+	struct x_meta meta;
+	struct x_stream *follow; /* streamed: its metadata past the first chunk */
+	int meta_rc;
+	char meta_err[384];
+	int have_phash;
+	uint64_t phash;
+	const char *phash_src;
+	uint64_t got;
+	char early_warn[160];   /* known at open: identity changed since the walk */
+};
+
+/* The last item of a file carries how its reading ended. */
+struct tail {
+	int err_code;
+	char error[384];
+	char warn[160];
+	int cancelled;
+	char hex[33]; /* the content hash, made by the reader */
+};
+
+struct item {
+	struct job *job;
+	uint8_t *buf;
+	size_t len;
+	size_t charge;
+	int seq;
+	struct tail *tail; /* non-NULL on the last item only */
+};
+
+struct pipe;
+
+struct rgroup {
+	struct pipe *P;
+	const struct plan_group *g;
+	atomic_size_t cursor;
+	atomic_int readers_left;
+	int sequential;             /* one reader, following the plan strictly */
+	atomic_ullong files, bytes; /* actually read */
+	double end;
+	double yield_s;             /* summed over its readers, under stat_mu */
+	uint64_t pauses;
+};
+
+/* What a reader is reading, for the store loop's slow-read warning. */
+struct rslot {
+	atomic_llong since_us; /* when the read in progress began (from t0); 0: none */
+	atomic_uint file;
+	uint32_t group;
+	long long warned_us;   /* the read already warned about (store loop only) */
+};
+
+struct pipe {
+	const struct ftab *ft;
+	const struct plan *pl;
+	const struct px_opts *o;
+	/* o's settings, defaults resolved once (resolve() in pipeline.c) */
+	size_t whole_max, chunk;   /* files above whole_max stream in chunks */
+	int jobs, ssd_readers;
+	double stop_grace, slow_read;
+	struct queue xq; /* items for extractors */
+	struct queue sq; /* records for the store loop */
+	struct budget budget;
+	pthread_mutex_t order_mu; /* chunk order of streamed files */
+	pthread_cond_t order_cv;
+	atomic_int readers_left;
+	atomic_int extractors_left;
+	atomic_int stop;
+	pthread_mutex_t fatal_mu;
+	int fatal;
+	struct sl_err fatal_err;
+	double t0, read_end;
+	pthread_mutex_t stat_mu;
+	double extract_s;
+	atomic_ullong bytes_read;
+	struct rgroup *groups;
+	struct rslot *slots; /* one per reader thread */
+	atomic_int nslots;
+};
+
+/* The run's first fatal error wins; every thread then stops. */
+void pipe_set_fatal(struct pipe *P, const struct sl_err *e);
+void pipe_nomem(struct pipe *P);
+/* A fatal error, or the caller's cancel. */
+int pipe_stopping(struct pipe *P);
+/* The file's path, malloc'd; NULL when out of memory. */
+char *pipe_path_of(struct pipe *P, uint32_t file);
+/* Where the locate pass found the file. */
+void pipe_fill_location(const struct ftab *ft, struct px_record *r);
+/* Fill *r for a file that could not be opened or read, from what the
+ * locate pass knew of it.  Takes path. */
+void pipe_fill_error(const struct ftab *ft, struct px_record *r, uint32_t file, char *path,
+		     int code, const char *msg);
+
+/* Thread bodies: a reader of group arg (a struct rgroup), an extractor of
+ * pipe arg. */
+void *pipe_reader_main(void *arg);
+void *pipe_extractor_main(void *arg);
+/* Bookkeeping when a reader ends (or stands in for one that never ran):
+ * the last one of a group stamps its time, the last one overall closes the
+ * extractors' queue. */
+void pipe_reader_exit(struct pipe *P, struct rgroup *g);
+
+#endif

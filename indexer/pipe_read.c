@@ -1,0 +1,343 @@
+/* pipe_read.c - the reader engine (pipe_int.h): each reader follows its
+ * group's part of the plan, reads files whole or in chunks into budgeted
+ * buffers, hashes them as they come and queues them for the extractors. */
+#include "indexer/pipe_int.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "common/strbuf.h"
+#include "common/sys.h"
+#include "indexer/yield.h"
+
+static _Thread_local struct rslot *my_slot;
+
+static int stop_cb(void *ctx)
+{
+	return pipe_stopping(ctx);
+}
+
+/* A reader in background mode lowers its priority and watches its disk. */
+static struct yd *reader_begin(struct pipe *P, struct rgroup *g, struct yd *y)
+{
+	char how[160];
+
+	if (!P->o->background)
+		return NULL;
+	sys_background(how, sizeof(how));
+	yd_init(y, g->g->name);
+	return y;
+}
+
+static void reader_end(struct pipe *P, struct rgroup *g, const struct yd *y)
+{
+	if (!y)
+		return;
+	pthread_mutex_lock(&P->stat_mu);
+	g->yield_s += y->waited;
+	g->pauses += y->pauses;
+	pthread_mutex_unlock(&P->stat_mu);
+}
+
+void pipe_reader_exit(struct pipe *P, struct rgroup *g)
+{
+	if (atomic_fetch_sub(&g->readers_left, 1) == 1)
+		g->end = sys_now();
+	if (atomic_fetch_sub(&P->readers_left, 1) == 1) {
+		P->read_end = sys_now();
+		queue_close(&P->xq);
+	}
+}
+
+/* Queue an error record for the store loop (reader threads). */
+static void emit_error(struct pipe *P, uint32_t file, char *path, int code, const char *msg)
+{
+	struct px_record *r = malloc(sizeof(*r));
+
+	if (!r) {
+		free(path);
+		pipe_nomem(P);
+		return;
+	}
+	pipe_fill_error(P->ft, r, file, path, code, msg);
+	queue_push(&P->sq, r);
+}
+
+static void push_prepared(struct pipe *P, struct item *it, struct job *job, uint8_t *buf,
+			  size_t len, size_t charge, int seq, struct tail *tail)
+{
+	it->job = job;
+	it->buf = buf;
+	it->len = len;
+	it->charge = charge;
+	it->seq = seq;
+	it->tail = tail;
+	queue_push(&P->xq, it);
+}
+
+static int push_item(struct pipe *P, struct job *job, uint8_t *buf, size_t len, size_t charge,
+		     int seq, struct tail *tail)
+{
+	struct item *it = malloc(sizeof(*it));
+	if (!it)
+		return -1;
+	push_prepared(P, it, job, buf, len, charge, seq, tail);
+	return 0;
+}
+
+/* A file opened, possibly ahead of its turn. */
+struct opened {
+	size_t pos;        /* in the plan */
+	uint32_t file;
+	char *path;
+	struct rd_file *rf;
+	struct rd_info info;
+	int64_t opened_ns;      /* wall clock right after the open's stat */
+	int rc;
+	struct sl_err e;
+};
+
+static void open_file(struct pipe *P, size_t pos, struct opened *o)
+{
+	uint32_t file = P->pl->seq[pos];
+	memset(o, 0, sizeof(*o));
+	o->pos = pos;
+	o->file = file;
+	o->path = pipe_path_of(P, file);
+	if (!o->path) {
+		o->rc = SL_E_NOMEM;
+		SL_FAIL(&o->e, SL_E_NOMEM, 0, "pipeline: out of memory");
+		return;
+	}
+	o->rc = rd_open(o->path, &o->rf, &o->info, &o->e);
+	o->opened_ns = sys_wall_ns();
+}
+
+/* Read an opened file and queue its bytes: whole when small, else chunk
+ * by chunk.  Takes o's path and handle. */
+static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct yd *y)
+{
+	uint32_t file = o->file;
+	const struct ft_file *f = &P->ft->files[file];
+	struct rd_file *rf = o->rf;
+	struct rd_info info = o->info, after;
+	struct job *job = NULL;
+	struct tail *tail = NULL;
+	struct item *spare = NULL; /* ends the job if memory runs out mid-file */
+	struct x_hash *hs = NULL;  /* a streamed file's content hash so far */
+	struct sl_err e;
+	char *path = o->path;
+	uint64_t off = 0, size;
+	int seq = 0, rc = o->rc;
+	double t_start = sys_now() - P->t0;
+
+	if (!path) {
+		pipe_nomem(P);
+		return;
+	}
+	if (rc != SL_OK) {
+		if (sl_code_is_fatal(rc)) {
+			struct sl_err fe;
+			SL_FAIL(&fe, rc, 0, "%s: %s", path, o->e.msg);
+			fe.sys = o->e.sys;
+			pipe_set_fatal(P, &fe);
+			free(path);
+		} else {
+			emit_error(P, file, path, rc, o->e.msg);
+		}
+		return;
+	}
+	job = calloc(1, sizeof(*job));
+	tail = calloc(1, sizeof(*tail));
+	spare = malloc(sizeof(*spare));
+	if (!job || !tail || !spare)
+		goto oom;
+	job->file = file;
+	job->path = path;
+	path = NULL;
+	job->info = info;
+	job->opened_ns = o->opened_ns;
+	if (info.ino != f->ino || info.dev != P->ft->devs[f->dev].st_dev)
+		snprintf(job->early_warn, sizeof(job->early_warn), "replaced since the walk");
+	size = info.size;
+	job->streamed = size > P->whole_max;
+	if (job->streamed) {
+		rd_advise_sequential(rf);
+		if (!P->o->read_only && x_hash_new(&hs) != SL_OK)
+			goto oom;
+	}
+	for (;;) {
+		size_t want = (size_t)(job->streamed ? (size - off < P->chunk ? size - off : P->chunk)
+						     : size);
+		uint8_t *buf;
+		size_t got = 0, charge;
+		int last;
+
+		if (y && seq > 0)
+			yd_wait(y, stop_cb, P);
+		buf = budget_alloc(&P->budget, want, &charge, &P->xq);
+		if (!buf)
+			goto oom;
+		if (my_slot) {
+			atomic_store(&my_slot->file, file);
+			atomic_store(&my_slot->since_us,
+				     (long long)((sys_now() - P->t0) * 1e6) + 1);
+		}
+		rc = want ? rd_read(rf, buf, want, off, &got, &e) : SL_OK;
+		if (my_slot)
+			atomic_store(&my_slot->since_us, 0);
+		off += got;
+		atomic_fetch_add(&P->bytes_read, got);
+		atomic_fetch_add(&g->bytes, got);
+		last = rc != SL_OK || got < want || off >= size;
+		if (!last && pipe_stopping(P)) {
+			tail->cancelled = 1;
+			last = 1;
+		}
+		if (last) {
+			if (rc != SL_OK) {
+				tail->err_code = rc;
+				snprintf(tail->error, sizeof(tail->error), "%s", e.msg);
+			} else if (off < size) {
+				snprintf(tail->warn, sizeof(tail->warn),
+					 "shrank while being read (%llu of %llu bytes)",
+					 (unsigned long long)off, (unsigned long long)size);
+			} else if (rd_stat(rf, &after, &e) == SL_OK &&
+				   (after.mtime_ns != info.mtime_ns || after.size != size ||
+				    after.ctime_ns != info.ctime_ns)) {
+				snprintf(tail->warn, sizeof(tail->warn), "modified while being read");
+			}
+			job->got = off;
+		}
+		/* The reader hashes what it has just copied, while it is in its
+		 * own cache; on another core the extractor would fetch every
+		 * line again (the hash was half of its time in a warm scan). */
+		if (!P->o->read_only) {
+			if (hs) {
+				x_hash_update(hs, buf, got);
+				if (last)
+					x_hash_hex(hs, tail->hex);
+			} else if (last) {
+				x_hash_once(buf, got, tail->hex);
+			}
+		}
+		if (push_item(P, job, buf, got, charge, seq, last ? tail : NULL) != 0) {
+			budget_release(&P->budget, buf, charge);
+			goto oom;
+		}
+		seq++;
+		if (last)
+			break;
+	}
+	atomic_fetch_add(&g->files, 1);
+	if (P->o->on_read)
+		P->o->on_read(P->o->on_read_ctx, o->pos, t_start, sys_now() - P->t0, off);
+	free(spare);
+	x_hash_free(hs);
+	rd_close(rf, P->o->keep_cache);
+	return;
+oom:
+	/* Once an item is queued the job belongs to the extractors: a last,
+	 * empty and cancelled item ends it there, so they free it (nothing is
+	 * stored; the run stops anyway). */
+	if (job && seq > 0) {
+		tail->cancelled = 1;
+		push_prepared(P, spare, job, NULL, 0, 0, seq, tail);
+	} else if (job) {
+		free(job->path);
+		free(job);
+		free(tail);
+		free(spare);
+	} else {
+		free(tail);
+		free(spare);
+	}
+	free(path);
+	x_hash_free(hs);
+	rd_close(rf, P->o->keep_cache);
+	pipe_nomem(P);
+}
+
+/* How far a sequential reader looks ahead: the next files are opened and
+ * the kernel asked to fetch them (POSIX_FADV_WILLNEED), so the disk always
+ * has the next requests of the plan queued, in order, instead of idling
+ * between one file's last read and the next one's first.  Four are enough
+ * to keep it busy; more only puts more requests in flight at once, and a
+ * drive that serves them one at a time in arrival order (a USB bridge
+ * without UAS) then seeks between them: 16 took 4.7 s (~380 seeks) where 4
+ * take 1.95 s (5 seeks) on the emulated disk at --depth 1, the same 1.95 s
+ * as 16 with command queueing, and no difference on this VM's virtio disk
+ * (docs/benchmarks.md). */
+#define AHEAD_FILES 4
+#define AHEAD_BYTES ((uint64_t)16 << 20)
+
+static void read_sequential(struct pipe *P, struct rgroup *g, struct yd *y)
+{
+	struct opened ring[AHEAD_FILES];
+	size_t head = 0, n = 0, next = 0;
+	uint64_t ahead = 0;
+
+	while (!pipe_stopping(P)) {
+		struct opened *o;
+		/* before queueing more read-ahead: that is what competes with
+		 * someone else's I/O */
+		if (y)
+			yd_wait(y, stop_cb, P);
+		while (n < AHEAD_FILES && next < g->g->count && (n == 0 || ahead < AHEAD_BYTES)) {
+			o = &ring[(head + n) % AHEAD_FILES];
+			open_file(P, g->g->first + next, o);
+			next++;
+			n++;
+			/* big files are streamed with FADV_SEQUENTIAL instead */
+			if (o->rc == SL_OK && o->info.size <= P->whole_max) {
+				rd_advise_willneed(o->rf);
+				ahead += o->info.size;
+			}
+		}
+		if (n == 0)
+			break;
+		o = &ring[head];
+		head = (head + 1) % AHEAD_FILES;
+		n--;
+		if (o->rc == SL_OK && o->info.size <= P->whole_max)
+			ahead -= o->info.size;
+		read_file(P, g, o, y);
+	}
+	while (n > 0) { /* stopped early: let go of what was opened ahead */
+		struct opened *o = &ring[head];
+		head = (head + 1) % AHEAD_FILES;
+		n--;
+		rd_close(o->rf, P->o->keep_cache);
+		free(o->path);
+	}
+}
+
+void *pipe_reader_main(void *arg)
+{
+	struct rgroup *g = arg;
+	struct pipe *P = g->P;
+	struct yd ys, *y = reader_begin(P, g, &ys);
+
+	my_slot = &P->slots[atomic_fetch_add(&P->nslots, 1)];
+	my_slot->group = (uint32_t)(g - P->groups);
+
+	if (g->sequential) {
+		read_sequential(P, g, y);
+	} else {
+		while (!pipe_stopping(P)) {
+			struct opened o;
+			size_t i;
+			if (y)
+				yd_wait(y, stop_cb, P);
+			i = atomic_fetch_add(&g->cursor, 1);
+			if (i >= g->g->count)
+				break;
+			open_file(P, g->g->first + i, &o);
+			read_file(P, g, &o, y);
+		}
+	}
+	reader_end(P, g, y);
+	pipe_reader_exit(P, g);
+	return NULL;
+}
