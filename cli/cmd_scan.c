@@ -74,12 +74,13 @@ static const char help[] =
 struct ui {
 	int quiet;
 	int progress;
+	int drawn; /* the progress line is on the screen */
 };
 
 static void on_note(void *ctx, const char *msg)
 {
-	const struct ui *u = ctx;
-	fprintf(stderr, "%sseekless scan: %s\n", u->progress ? "\n" : "", msg);
+	struct ui *u = ctx;
+	fprintf(stderr, "%sseekless scan: %s\n", u->drawn ? "\n" : "", msg);
 }
 
 /* A read that is taking very long is said at once, even with --quiet: a
@@ -95,7 +96,8 @@ static void on_slow(void *ctx, const char *path, const char *disk, double second
 /* The phase before reading starts, on the progress line. */
 static void on_phase(void *ctx, const char *what, size_t n)
 {
-	const struct ui *u = ctx;
+	struct ui *u = ctx;
+	u->drawn = u->progress;
 	if (u->progress)
 		fprintf(stderr, "\r[%s] %zu %s   ", what, n,
 			strcmp(what, "walk") == 0 ? "roots" : "files");
@@ -298,7 +300,7 @@ int cmd_scan(int argc, char **argv)
 		{NULL, 0, NULL, 0},
 	};
 	static atomic_int cancel;
-	struct ui u = {.quiet = 0, .progress = -1}; /* progress unset: on for a terminal */
+	struct ui u = {.quiet = 0, .progress = -1, .drawn = 0}; /* progress unset: on for a terminal */
 	struct scan_args a;
 	struct scan_result r;
 	char **extra;
