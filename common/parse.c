@@ -21,8 +21,8 @@ int parse_size(const char *s, uint64_t *out)
 	case 'g': case 'G': mult = 1024ull * 1024 * 1024; end++; break;
 	default: break;
 	}
-	if (*end == 'i' || *end == 'B')
-		end++;
+	if (*end == 'i' && mult > 1)
+		end++; /* "MiB" */
 	if (*end == 'B')
 		end++;
 	if (*end != '\0' || (mult > 1 && v > UINT64_MAX / mult))

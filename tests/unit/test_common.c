@@ -1,8 +1,9 @@
 /* Error classes, string buffers, JSON escaping, FILETIME conversion, which
- * paths lie under a root. */
+ * paths lie under a root, the sizes and numbers a user types. */
 #include <errno.h>
 
 #include "common/err.h"
+#include "common/parse.h"
 #include "common/strbuf.h"
 #include "common/sys.h"
 #include "common/win.h" /* win_filetime_ns is inline arithmetic: tested everywhere */
@@ -151,8 +152,48 @@ static void test_path_prefix(void)
 	CHECK_INT(under("D:/PHOTOS2/a.jpg", "D:/Photos"), 0);
 }
 
+/* Every form the usage and configuration documents give, and what is
+ * refused whole, leaving the output as it was. */
+static void test_parse(void)
+{
+	static const struct {
+		const char *s;
+		int ok;
+		uint64_t v;
+	} sizes[] = {
+		{"4096", 1, 4096},         {"64K", 1, 64u << 10},   {"64k", 1, 64u << 10},
+		{"64M", 1, 64u << 20},     {"64MB", 1, 64u << 20},  {"64MiB", 1, 64u << 20},
+		{"1G", 1, 1u << 30},       {"2g", 1, 2ull << 30},   {"0", 1, 0},
+		{"", 0, 0},                {"M", 0, 0},             {"-1", 0, 0},
+		{" 1", 0, 0},              {"+1", 0, 0},            {"1x", 0, 0},
+		{"1MBB", 0, 0},            {"1 M", 0, 0},           {"17179869184G", 0, 0},
+		{"99999999999999999999", 0, 0},
+	};
+	uint64_t v;
+	long l;
+	size_t i;
+
+	for (i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++) {
+		v = 12345;
+		CHECK_INT(parse_size(sizes[i].s, &v), sizes[i].ok ? 0 : -1);
+		CHECK(v == (sizes[i].ok ? sizes[i].v : 12345));
+	}
+	l = 7;
+	CHECK_INT(parse_long("42", 0, 100, &l), 0);
+	CHECK_INT(l, 42);
+	CHECK_INT(parse_long("-3", -5, 5, &l), 0);
+	CHECK_INT(l, -3);
+	l = 7;
+	CHECK_INT(parse_long("", 0, 100, &l), -1);
+	CHECK_INT(parse_long("101", 0, 100, &l), -1);
+	CHECK_INT(parse_long("4x", 0, 100, &l), -1);
+	CHECK_INT(parse_long("99999999999999999999999", 0, 100, &l), -1);
+	CHECK_INT(l, 7);
+}
+
 int main(void)
 {
+	RUN(test_parse);
 	RUN(test_filetime);
 	RUN(test_path_prefix);
 	RUN(test_err);
