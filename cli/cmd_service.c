@@ -1,6 +1,7 @@
 /* seekless service - install the nightly scan with the system's service
  * manager (service.h). */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -48,6 +49,24 @@ static const char help[] =
 	"index %ProgramData%\\seekless\\index.db, log seekless-service.log beside the\n"
 	"index.  `seekless service run --config FILE` is what the service manager\n"
 	"starts; it does nothing useful from a console.\n";
+
+/* One line of `service status`'s last scans: when, how started, how it
+ * ended, what it found, how long it took. */
+static void print_scan(void *ctx, const struct db_scan_row *r)
+{
+	FILE *out = ctx;
+
+	fprintf(out,
+		"  #%" PRId64 " %s %-9s %-11s %" PRId64 " unchanged, %" PRId64 " changed, %" PRId64
+		" new, %" PRId64 " moved, %" PRId64 " deleted; read %" PRId64 " files (%" PRId64
+		" errors) in %.1f s",
+		r->id, r->started_at ? r->started_at : "?", r->command ? r->command : "?",
+		r->status ? r->status : "?", r->unchanged, r->changed, r->added, r->moved,
+		r->deleted, r->files, r->errors, r->wall_s);
+	if (r->yield_s > 0)
+		fprintf(out, ", %.1f s waiting for other I/O", r->yield_s);
+	fputc('\n', out);
+}
 
 /* Over 150 lines on purpose: the options, the settings every action
  * shares (the configuration file, the program, the index), then the four
@@ -233,7 +252,7 @@ int cmd_service(int argc, char **argv)
 		printf("index: %s\n", dbpath.p ? dbpath.p : "?");
 		if (dbpath.p && db_open(dbpath.p, 0, &db, &e) == SL_OK) {
 			printf("last scans:\n");
-			if (db_scan_history(db, 5, stdout, &e) != SL_OK)
+			if (db_scans(db, 5, print_scan, stdout, &e) != SL_OK)
 				cli_error("service", &e);
 			db_close(db);
 		} else {

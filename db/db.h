@@ -273,8 +273,17 @@ int db_dupes(struct db *db, FILE *out, int near_bits, int json, uint64_t *ngroup
 int db_near_groups(const uint64_t *h, const unsigned char *embedded, size_t n, int bits, int extra,
 		   uint32_t *group);
 
-/* The last n scans, newest first, one line each (when, how started, how it
- * ended, what it found, how long it took), for `service status`. */
-int db_scan_history(struct db *db, int n, FILE *out, struct sl_err *err);
+/* One scan's row, for `service status` (strings valid during the call). */
+struct db_scan_row {
+	int64_t id;
+	const char *started_at, *command, *status;
+	int64_t unchanged, changed, added, moved, deleted, files, errors;
+	double wall_s, yield_s;
+};
+
+/* The last n scans, newest first, each handed to row (the caller prints:
+ * db/ formats only the records of export and query). */
+int db_scans(struct db *db, int n, void (*row)(void *ctx, const struct db_scan_row *r),
+	     void *ctx, struct sl_err *err);
 
 #endif

@@ -466,7 +466,8 @@ static int run_export(struct db *db, FILE *out, int format, const struct db_quer
 	return SL_OK;
 }
 
-int db_scan_history(struct db *db, int n, FILE *out, struct sl_err *err)
+int db_scans(struct db *db, int n, void (*row)(void *ctx, const struct db_scan_row *r),
+	     void *ctx, struct sl_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int rc;
@@ -481,19 +482,21 @@ int db_scan_history(struct db *db, int n, FILE *out, struct sl_err *err)
 		return DB_FAIL(db->h, err, "prepare scan history");
 	sqlite3_bind_int(st, 1, n);
 	while ((rc = sqlite3_step(st)) == SQLITE_ROW) {
-		fprintf(out,
-			"  #%lld %s %-9s %-11s %lld unchanged, %lld changed, %lld new, %lld moved,"
-			" %lld deleted; read %lld files (%lld errors) in %.1f s",
-			sqlite3_column_int64(st, 0), (const char *)sqlite3_column_text(st, 1),
-			(const char *)sqlite3_column_text(st, 2),
-			(const char *)sqlite3_column_text(st, 3), sqlite3_column_int64(st, 4),
-			sqlite3_column_int64(st, 5), sqlite3_column_int64(st, 6),
-			sqlite3_column_int64(st, 7), sqlite3_column_int64(st, 8),
-			sqlite3_column_int64(st, 9), sqlite3_column_int64(st, 10),
-			sqlite3_column_double(st, 11));
-		if (sqlite3_column_double(st, 12) > 0)
-			fprintf(out, ", %.1f s waiting for other I/O", sqlite3_column_double(st, 12));
-		fputc('\n', out);
+		struct db_scan_row r;
+		r.id = sqlite3_column_int64(st, 0);
+		r.started_at = (const char *)sqlite3_column_text(st, 1);
+		r.command = (const char *)sqlite3_column_text(st, 2);
+		r.status = (const char *)sqlite3_column_text(st, 3);
+		r.unchanged = sqlite3_column_int64(st, 4);
+		r.changed = sqlite3_column_int64(st, 5);
+		r.added = sqlite3_column_int64(st, 6);
+		r.moved = sqlite3_column_int64(st, 7);
+		r.deleted = sqlite3_column_int64(st, 8);
+		r.files = sqlite3_column_int64(st, 9);
+		r.errors = sqlite3_column_int64(st, 10);
+		r.wall_s = sqlite3_column_double(st, 11);
+		r.yield_s = sqlite3_column_double(st, 12);
+		row(ctx, &r);
 	}
 	rc = rc == SQLITE_DONE ? SL_OK : DB_FAIL(db->h, err, "scan history");
 	sqlite3_finalize(st);

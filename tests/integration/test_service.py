@@ -181,6 +181,15 @@ with tempdir("svc", base="/dev/shm") as work:
                        check_rc=0)
     check("units: not installed" in out and "last scans:" in out and "#1 " in out,
           "status: " + out)
+    # each scan's line says what the scans table holds, newest first
+    want = db_rows(db, "SELECT id, started_at, command, status, unchanged, changed, added,"
+                   " moved, deleted, files, errors FROM scans ORDER BY id DESC LIMIT 5")
+    got = re.findall(r"^  #(\d+) (\S+) (\S+) +(\S+) +(\d+) unchanged, (\d+) changed, (\d+) new,"
+                     r" (\d+) moved, (\d+) deleted; read (\d+) files \((\d+) errors\) in [\d.]+ s",
+                     out, re.M)
+    check([tuple(int(x) if x.isdigit() else x for x in g) for g in got] ==
+          [tuple(0 if v is None else v for v in w) for w in want],
+          "status lists the last scans as stored: %s against %s" % (got, want))
 
     # install --root/--at/--db write the configuration file (created here,
     # comments and other settings of an existing one kept), then the units
