@@ -1,10 +1,12 @@
 /* seekless query - the indexed files that match, as paths or records. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "cli/cli.h"
+#include "common/strbuf.h"
 #include "db/db.h"
 
 static const char help[] =
@@ -84,6 +86,44 @@ static int parse_near(const char *s, struct db_query *q)
 		return -1;
 	q->near = 1;
 	return 0;
+}
+
+/* query --pairs: one group per line, tab-separated (its kind, then its
+ * paths, then a motion photo's movie bytes) or as a JSON line ({"kind",
+ * "files", "embedded_video"}). */
+struct pairs_out {
+	struct strbuf o;
+	int json;
+};
+
+static void pair_line(void *ctx, const char *kind, const char *const *paths, size_t n,
+		      int64_t bytes)
+{
+	struct pairs_out *po = ctx;
+	struct strbuf *o = &po->o;
+	size_t i;
+
+	if (po->json) {
+		sb_addf(o, "{\"kind\":\"%s\",\"files\":[", kind);
+		for (i = 0; i < n; i++) {
+			if (i)
+				sb_addc(o, ',');
+			sb_add_json(o, paths[i], strlen(paths[i]));
+		}
+		sb_addc(o, ']');
+		if (bytes >= 0)
+			sb_addf(o, ",\"embedded_video\":%" PRId64, bytes);
+		sb_adds(o, "}\n");
+		return;
+	}
+	sb_adds(o, kind);
+	for (i = 0; i < n; i++) {
+		sb_addc(o, '\t');
+		sb_adds(o, paths[i]);
+	}
+	if (bytes >= 0)
+		sb_addf(o, "\t%" PRId64, bytes);
+	sb_addc(o, '\n');
 }
 
 int cmd_query(int argc, char **argv)
@@ -178,8 +218,16 @@ int cmd_query(int argc, char **argv)
 	if ((rc = cli_open_index("query", dbopt, config, &db)) != EXIT_OK)
 		return rc;
 	if (pairs) {
+		struct pairs_out po = {STRBUF_INIT, format == DB_JSONL};
 		uint64_t n;
-		rc = db_pairs(db, stdout, format == DB_JSONL, &n, &e);
+		rc = db_pairs(db, pair_line, &po, &n, &e);
+		/* all or nothing: written once every group is in */
+		if (rc == SL_OK && po.o.oom)
+			rc = SL_FAIL(&e, SL_E_NOMEM, 0, "pairs: out of memory");
+		if (rc == SL_OK && ((po.o.len && fwrite(po.o.p, 1, po.o.len, stdout) != po.o.len) ||
+				    fflush(stdout) != 0))
+			rc = SL_FAIL(&e, SL_E_IO, 0, "pairs: write error");
+		sb_free(&po.o);
 	} else {
 		rc = db_query(db, &q, stdout, format, &e);
 	}

@@ -238,13 +238,16 @@ int db_query_check(const struct db_query *q, struct sl_err *err);
 int db_query(struct db *db, const struct db_query *q, FILE *out, int format,
 	     struct sl_err *err);
 
-/* Files that belong together, one group per line (tab-separated: its kind,
- * then its paths) or JSON line ({"kind", "files"}): "raw+jpeg", a RAW file
- * and the JPEG or HEIF of the same folder, stem and capture time; "live",
- * the stills and movies sharing an Apple content identifier (a Live
- * Photo); "motion", a motion photo, with the bytes of its movie.  *count
- * gets how many groups.  Returns SL_OK, SL_E_DB, SL_E_NOMEM, SL_E_IO. */
-int db_pairs(struct db *db, FILE *out, int json, uint64_t *count, struct sl_err *err);
+/* Files that belong together, each group handed to fn with its kind and
+ * paths (valid during the call): "raw+jpeg", a RAW file and the JPEG or
+ * HEIF of the same folder, stem and capture time; "live", the stills and
+ * movies sharing an Apple content identifier (a Live Photo); "motion", a
+ * motion photo, with the bytes of its movie in embedded (else -1).  *count
+ * gets how many groups.  Returns SL_OK, SL_E_DB or SL_E_NOMEM. */
+int db_pairs(struct db *db,
+	     void (*fn)(void *ctx, const char *kind, const char *const *paths, size_t n,
+			int64_t embedded),
+	     void *ctx, uint64_t *count, struct sl_err *err);
 
 /* What the index holds (counts and sizes by format, camera, year; errors,
  * deleted) and the last nscans scans with their disks' orders and speeds,

@@ -5,11 +5,9 @@
  * Each kind is one statement ordered so that a group's rows are adjacent
  * (by folder and stem, by content identifier); the grouping is a single
  * pass over them, so memory holds one group. */
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
-#include "common/strbuf.h"
 #include "db/db_int.h"
 
 #define RAW_FORMATS "'cr2','cr3','crw','nef','arw','dng','orf','rw2','pef','srw','raf','mrw','x3f','eip'"
@@ -60,38 +58,17 @@ static int group_add(struct group *g, const char *path, const char *when, int si
 	return 0;
 }
 
-static void line(struct strbuf *o, int json, const char *kind, const char *const *paths,
-		 size_t n, int64_t bytes)
-{
-	size_t i;
-
-	if (json) {
-		sb_addf(o, "{\"kind\":\"%s\",\"files\":[", kind);
-		for (i = 0; i < n; i++) {
-			if (i)
-				sb_addc(o, ',');
-			sb_add_json(o, paths[i], strlen(paths[i]));
-		}
-		sb_addc(o, ']');
-		if (bytes >= 0)
-			sb_addf(o, ",\"embedded_video\":%" PRId64, bytes);
-		sb_adds(o, "}\n");
-		return;
-	}
-	sb_adds(o, kind);
-	for (i = 0; i < n; i++) {
-		sb_addc(o, '\t');
-		sb_adds(o, paths[i]);
-	}
-	if (bytes >= 0)
-		sb_addf(o, "\t%" PRId64, bytes);
-	sb_addc(o, '\n');
-}
+/* What a group is handed to: the caller's function (db.h db_pairs). */
+struct out {
+	void (*fn)(void *ctx, const char *kind, const char *const *paths, size_t n,
+		   int64_t embedded);
+	void *ctx;
+};
 
 /* A folder-and-stem group: each RAW with the developed files of its
  * capture time.  A Live Photo group: its stills and movies, when it has
  * both. */
-static int emit_group(struct group *g, int live, struct strbuf *o, int json, uint64_t *count)
+static int emit_group(struct group *g, int live, const struct out *o, uint64_t *count)
 {
 	const char **paths;
 	size_t i, k, n;
@@ -109,7 +86,7 @@ static int emit_group(struct group *g, int live, struct strbuf *o, int json, uin
 			paths[i] = g->m[i].path;
 		}
 		if (movie && still) {
-			line(o, json, "live", paths, g->n, -1);
+			o->fn(o->ctx, "live", paths, g->n, -1);
 			(*count)++;
 		}
 		free(paths);
@@ -124,7 +101,7 @@ static int emit_group(struct group *g, int live, struct strbuf *o, int json, uin
 			if (!g->m[k].side && strcmp(g->m[k].when, g->m[i].when) == 0)
 				paths[n++] = g->m[k].path;
 		if (n > 1) {
-			line(o, json, "raw+jpeg", paths, n, -1);
+			o->fn(o->ctx, "raw+jpeg", paths, n, -1);
 			(*count)++;
 		}
 	}
@@ -151,7 +128,7 @@ static void fn_group(sqlite3_context *ctx, int argc, sqlite3_value **argv)
 			    SQLITE_TRANSIENT);
 }
 
-static int run_kind(struct db *db, const char *sql, int live, struct strbuf *o, int json,
+static int run_kind(struct db *db, const char *sql, int live, const struct out *o,
 		    uint64_t *count, struct sl_err *err)
 {
 	struct group g = {0};
@@ -168,7 +145,7 @@ static int run_kind(struct db *db, const char *sql, int live, struct strbuf *o, 
 		if (!key || !path)
 			continue;
 		if (g.key && strcmp(g.key, key) != 0) {
-			if (emit_group(&g, live, o, json, count) != 0)
+			if (emit_group(&g, live, o, count) != 0)
 				goto nomem;
 			group_clear(&g);
 		}
@@ -179,7 +156,7 @@ static int run_kind(struct db *db, const char *sql, int live, struct strbuf *o, 
 	}
 	if (r != SQLITE_DONE)
 		rc = DB_FAIL(db->h, err, "pairs");
-	else if (emit_group(&g, live, o, json, count) != 0)
+	else if (emit_group(&g, live, o, count) != 0)
 		goto nomem;
 	goto out;
 nomem:
@@ -191,9 +168,12 @@ out:
 	return rc;
 }
 
-int db_pairs(struct db *db, FILE *out, int json, uint64_t *count, struct sl_err *err)
+int db_pairs(struct db *db,
+	     void (*fn)(void *ctx, const char *kind, const char *const *paths, size_t n,
+			int64_t embedded),
+	     void *ctx, uint64_t *count, struct sl_err *err)
 {
-	struct strbuf o = STRBUF_INIT;
+	struct out o = {fn, ctx};
 	sqlite3_stmt *st = NULL;
 	int rc, r;
 
@@ -205,13 +185,13 @@ int db_pairs(struct db *db, FILE *out, int json, uint64_t *count, struct sl_err 
 		      "SELECT sl_group(path) AS k, path, datetime_original, format IN (" RAW_FORMATS
 		      ") FROM files WHERE deleted_at IS NULL AND format IN (" RAW_FORMATS ","
 		      DEVELOPED_FORMATS ") ORDER BY k, path",
-		      0, &o, json, count, err);
+		      0, &o, count, err);
 	if (rc == SL_OK)
 		rc = run_kind(db,
 			      "SELECT content_id, path, NULL, format IN (" DB_VIDEO_FORMATS ")"
 			      " FROM files WHERE deleted_at IS NULL AND content_id IS NOT NULL"
 			      " ORDER BY content_id, path",
-			      1, &o, json, count, err);
+			      1, &o, count, err);
 	if (rc == SL_OK &&
 	    sqlite3_prepare_v2(db->h,
 			       "SELECT path, embedded_video FROM files WHERE deleted_at IS NULL"
@@ -226,15 +206,10 @@ int db_pairs(struct db *db, FILE *out, int json, uint64_t *count, struct sl_err 
 		}
 		path = (const char *)sqlite3_column_text(st, 0);
 		if (path) {
-			line(&o, json, "motion", &path, 1, sqlite3_column_int64(st, 1));
+			fn(ctx, "motion", &path, 1, sqlite3_column_int64(st, 1));
 			(*count)++;
 		}
 	}
 	sqlite3_finalize(st);
-	if (rc == SL_OK && o.oom)
-		rc = SL_FAIL(err, SL_E_NOMEM, 0, "pairs: out of memory");
-	if (rc == SL_OK && ((o.len && fwrite(o.p, 1, o.len, out) != o.len) || fflush(out) != 0))
-		rc = SL_FAIL(err, SL_E_IO, 0, "pairs: write error");
-	sb_free(&o);
 	return rc;
 }
