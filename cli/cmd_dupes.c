@@ -5,6 +5,7 @@
 #include <stdlib.h>
 
 #include "cli/cli.h"
+#include "common/strbuf.h"
 #include "common/parse.h"
 #include "db/db.h"
 
@@ -27,6 +28,55 @@ static const char help[] =
 	"                  hash on have one.  Cost grows with BITS\n"
 	"                  (docs/benchmarks.md).\n"
 	"  --json          one JSON object per group, one per line\n";
+
+/* A group as a paragraph: its kind and why, then a path per line (bytes
+ * that are not UTF-8 shown as U+FFFD). */
+static int group_text(void *ctx, const struct db_dupe_group *g)
+{
+	struct strbuf o = STRBUF_INIT;
+	size_t i;
+	int rc;
+
+	if (g->max_bits < 0)
+		sb_addf(&o, "%s (content hash %s, %" PRId64 " bytes), %zu files:\n", g->kind,
+			g->content_hash, g->size, g->n);
+	else
+		sb_addf(&o, "%s (perceptual hashes within %d bits), %zu files:\n", g->kind,
+			g->max_bits, g->n);
+	for (i = 0; i < g->n; i++) {
+		sb_adds(&o, "  ");
+		sb_add_utf8_lossy(&o, g->paths[i], g->lens[i]);
+		sb_addc(&o, '\n');
+	}
+	sb_addc(&o, '\n');
+	rc = o.oom || fwrite(o.p, 1, o.len, ctx) != o.len ? -1 : 0;
+	sb_free(&o);
+	return rc;
+}
+
+/* A group as one JSON line: {"kind", the hash and size or "max_bits",
+ * "paths"}. */
+static int group_json(void *ctx, const struct db_dupe_group *g)
+{
+	struct strbuf o = STRBUF_INIT;
+	size_t i;
+	int rc;
+
+	if (g->max_bits < 0)
+		sb_addf(&o, "{\"kind\":\"%s\",\"content_hash\":\"%s\",\"size\":%" PRId64
+			",\"paths\":[", g->kind, g->content_hash, g->size);
+	else
+		sb_addf(&o, "{\"kind\":\"%s\",\"max_bits\":%d,\"paths\":[", g->kind, g->max_bits);
+	for (i = 0; i < g->n; i++) {
+		if (i)
+			sb_addc(&o, ',');
+		sb_add_json(&o, g->paths[i], g->lens[i]);
+	}
+	sb_adds(&o, "]}\n");
+	rc = o.oom || fwrite(o.p, 1, o.len, ctx) != o.len ? -1 : 0;
+	sb_free(&o);
+	return rc;
+}
 
 int cmd_dupes(int argc, char **argv)
 {
@@ -72,7 +122,9 @@ int cmd_dupes(int argc, char **argv)
 	}
 	if ((rc = cli_open_index("dupes", dbopt, config, &db)) != EXIT_OK)
 		return rc;
-	rc = db_dupes(db, stdout, bits, json, &groups, &e);
+	rc = db_dupes(db, bits, json ? group_json : group_text, stdout, &groups, &e);
+	if (rc == SL_OK && fflush(stdout) != 0)
+		rc = SL_FAIL(&e, SL_E_IO, 0, "dupes: write error");
 	if (rc != SL_OK)
 		cli_error("dupes", &e);
 	else if (!json)

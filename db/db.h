@@ -254,13 +254,27 @@ int db_pairs(struct db *db,
  * as text or (json) one JSON document.  Returns SL_OK, SL_E_DB, SL_E_IO. */
 int db_stats(struct db *db, FILE *out, int json, int nscans, struct sl_err *err);
 
-/* Groups of duplicates, one per paragraph (or JSON line): with near_bits
- * < 0 files with the same content hash (empty files left out); else images
- * whose perceptual hashes are within near_bits bits of one another
- * (rotated copies included: the hash is of the picture as shown).
- * *ngroups gets how many.  Returns SL_OK, SL_E_DB, SL_E_NOMEM, SL_E_IO. */
-int db_dupes(struct db *db, FILE *out, int near_bits, int json, uint64_t *ngroups,
-	     struct sl_err *err);
+/* One group of duplicates (valid during the call): "identical", with its
+ * content hash and size, or "near", with the bits its hashes may differ
+ * by; its paths as stored (lens: their bytes; they need not be UTF-8). */
+struct db_dupe_group {
+	const char *kind;
+	const char *content_hash; /* identical */
+	int64_t size;             /* identical */
+	int max_bits;             /* near; -1 for identical */
+	const char *const *paths;
+	const size_t *lens;
+	size_t n;
+};
+
+/* Groups of duplicates, each handed to fn (which returns 0, or -1 when it
+ * cannot write: the run stops with SL_E_IO): with near_bits < 0 files with
+ * the same content hash (empty files left out); else images whose
+ * perceptual hashes are within near_bits bits of one another (rotated
+ * copies included: the hash is of the picture as shown).  *ngroups gets
+ * how many.  Returns SL_OK, SL_E_DB, SL_E_NOMEM, SL_E_IO. */
+int db_dupes(struct db *db, int near_bits, int (*fn)(void *ctx, const struct db_dupe_group *g),
+	     void *ctx, uint64_t *ngroups, struct sl_err *err);
 
 /* A hash from a picture embedded in the file (an EXIF thumbnail, a RAW's
  * preview) may see it framed a little otherwise than the image itself

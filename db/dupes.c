@@ -179,19 +179,23 @@ int db_near_groups(const uint64_t *h, const unsigned char *embedded, size_t n, i
 	return 0;
 }
 
-/* Print one group's paths (ids in the same group, given in order). */
-static int print_group(struct db *db, sqlite3_stmt *path_of, const int64_t *ids, size_t n,
-		       const char *kind, const char *detail, int json, FILE *out,
-		       struct sl_err *err)
+/* What a group is handed to (db.h db_dupes). */
+struct out {
+	int (*fn)(void *ctx, const struct db_dupe_group *g);
+	void *ctx;
+};
+
+/* Hand one group on, with its paths (ids in the same group, in order). */
+static int emit(struct db *db, sqlite3_stmt *path_of, const int64_t *ids, size_t n,
+		struct db_dupe_group *g, const struct out *o, struct sl_err *err)
 {
-	struct strbuf o = STRBUF_INIT;
+	char **paths = calloc(n ? n : 1, sizeof(*paths));
+	size_t *lens = calloc(n ? n : 1, sizeof(*lens));
 	size_t i;
 	int rc = SL_OK;
 
-	if (json)
-		sb_addf(&o, "{\"kind\":\"%s\",%s,\"paths\":[", kind, detail);
-	else
-		sb_addf(&o, "%s (%s), %zu files:\n", kind, detail, n);
+	if (!paths || !lens)
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "dupes: out of memory");
 	for (i = 0; i < n && rc == SL_OK; i++) {
 		sqlite3_reset(path_of);
 		sqlite3_bind_int64(path_of, 1, ids[i]);
@@ -199,32 +203,36 @@ static int print_group(struct db *db, sqlite3_stmt *path_of, const int64_t *ids,
 			rc = DB_FAIL(db->h, err, "dupes: path");
 			break;
 		}
-		if (json) {
-			if (i)
-				sb_addc(&o, ',');
-			sb_add_json(&o, (const char *)sqlite3_column_text(path_of, 0),
-				    (size_t)sqlite3_column_bytes(path_of, 0));
-		} else {
-			sb_adds(&o, "  ");
-			sb_add_utf8_lossy(&o, (const char *)sqlite3_column_text(path_of, 0),
-					  (size_t)sqlite3_column_bytes(path_of, 0));
-			sb_addc(&o, '\n');
+		lens[i] = (size_t)sqlite3_column_bytes(path_of, 0);
+		paths[i] = malloc(lens[i] + 1);
+		if (!paths[i]) {
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "dupes: out of memory");
+			break;
 		}
+		memcpy(paths[i], sqlite3_column_blob(path_of, 0), lens[i]);
+		paths[i][lens[i]] = '\0';
 	}
-	sb_adds(&o, json ? "]}\n" : "\n");
-	if (rc == SL_OK && (o.oom || fwrite(o.p, 1, o.len, out) != o.len))
-		rc = SL_FAIL(err, SL_E_IO, 0, "dupes: write error");
-	sb_free(&o);
+	if (rc == SL_OK) {
+		g->paths = (const char *const *)paths;
+		g->lens = lens;
+		g->n = n;
+		if (o->fn(o->ctx, g) != 0)
+			rc = SL_FAIL(err, SL_E_IO, 0, "dupes: write error");
+	}
+	for (i = 0; paths && i < n; i++)
+		free(paths[i]);
+	free(paths);
+	free(lens);
 	return rc;
 }
 
-static int identical(struct db *db, sqlite3_stmt *path_of, int json, FILE *out,
+static int identical(struct db *db, sqlite3_stmt *path_of, const struct out *o,
 		     uint64_t *ngroups, struct sl_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int64_t *ids = NULL;
 	size_t n = 0, cap = 0;
-	char prev[64] = "", detail[160];
+	char prev[64] = "";
 	int64_t size = 0;
 	int r, rc = SL_OK;
 
@@ -243,10 +251,8 @@ static int identical(struct db *db, sqlite3_stmt *path_of, int json, FILE *out,
 		if (r == SQLITE_ROW)
 			hash = (const char *)sqlite3_column_text(st, 1);
 		if (n && (r != SQLITE_ROW || strcmp(hash, prev) != 0)) {
-			snprintf(detail, sizeof(detail), json ? "\"content_hash\":\"%s\",\"size\":%lld"
-							      : "content hash %s, %lld bytes",
-				 prev, (long long)size);
-			rc = print_group(db, path_of, ids, n, "identical", detail, json, out, err);
+			struct db_dupe_group g = {"identical", prev, size, -1, NULL, NULL, 0};
+			rc = emit(db, path_of, ids, n, &g, o, err);
 			(*ngroups)++;
 			n = 0;
 			if (rc != SL_OK)
@@ -282,7 +288,7 @@ static int cmp_member(const void *a, const void *b)
 	return x->id < y->id ? -1 : x->id > y->id;
 }
 
-static int near(struct db *db, sqlite3_stmt *path_of, int bits, int json, FILE *out,
+static int near(struct db *db, sqlite3_stmt *path_of, int bits, const struct out *o,
 		uint64_t *ngroups, struct sl_err *err)
 {
 	sqlite3_stmt *st = NULL;
@@ -292,7 +298,6 @@ static int near(struct db *db, sqlite3_stmt *path_of, int bits, int json, FILE *
 	struct member *mem = NULL;
 	unsigned char *emb = NULL;
 	size_t n = 0, cap = 0, capi = 0, cape = 0, i, j;
-	char detail[96];
 	int r, rc = SL_OK;
 
 	if (sqlite3_prepare_v2(db->h,
@@ -328,13 +333,12 @@ static int near(struct db *db, sqlite3_stmt *path_of, int bits, int json, FILE *
 			mem[i].id = ids[i];
 		}
 		qsort(mem, n, sizeof(*mem), cmp_member);
-		snprintf(detail, sizeof(detail),
-			 json ? "\"max_bits\":%d" : "perceptual hashes within %d bits", bits);
 		for (i = 0; i < n && rc == SL_OK; i = j) {
 			for (j = i; j < n && mem[j].group == mem[i].group; j++)
 				run[j - i] = mem[j].id;
 			if (j - i > 1) {
-				rc = print_group(db, path_of, run, j - i, "near", detail, json, out, err);
+				struct db_dupe_group g = {"near", NULL, 0, bits, NULL, NULL, 0};
+				rc = emit(db, path_of, run, j - i, &g, o, err);
 				(*ngroups)++;
 			}
 		}
@@ -348,9 +352,10 @@ static int near(struct db *db, sqlite3_stmt *path_of, int bits, int json, FILE *
 	return rc;
 }
 
-int db_dupes(struct db *db, FILE *out, int near_bits, int json, uint64_t *ngroups,
-	     struct sl_err *err)
+int db_dupes(struct db *db, int near_bits, int (*fn)(void *ctx, const struct db_dupe_group *g),
+	     void *ctx, uint64_t *ngroups, struct sl_err *err)
 {
+	struct out o = {fn, ctx};
 	sqlite3_stmt *path_of = NULL;
 	int rc;
 
@@ -358,10 +363,8 @@ int db_dupes(struct db *db, FILE *out, int near_bits, int json, uint64_t *ngroup
 	if (sqlite3_prepare_v2(db->h, "SELECT path FROM files WHERE id = ?1", -1, &path_of,
 			       NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare dupes");
-	rc = near_bits < 0 ? identical(db, path_of, json, out, ngroups, err)
-			   : near(db, path_of, near_bits, json, out, ngroups, err);
+	rc = near_bits < 0 ? identical(db, path_of, &o, ngroups, err)
+			   : near(db, path_of, near_bits, &o, ngroups, err);
 	sqlite3_finalize(path_of);
-	if (rc == SL_OK && fflush(out) != 0)
-		rc = SL_FAIL(err, SL_E_IO, 0, "dupes: write error");
 	return rc;
 }
