@@ -1,10 +1,13 @@
 /* seekless stats - what the index holds, and how the last scans went. */
 #include <getopt.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "cli/cli.h"
 #include "common/parse.h"
+#include "common/strbuf.h"
 #include "db/db.h"
 
 static const char help[] =
@@ -22,6 +25,119 @@ static const char help[] =
 	"  --json          one JSON document instead of text\n"
 	"  --scans N       how many of the last scans to show\n";
 
+/* The report is built whole, then written: text, or one JSON document. */
+struct report {
+	struct strbuf o;
+	int json;
+	int first;   /* no item yet in the open list */
+	int dfirst;  /* no device yet in the open scan */
+};
+
+static void text_bytes(struct strbuf *o, uint64_t b)
+{
+	if (b >= 10ull << 30)
+		sb_addf(o, "%.1f GB", (double)b / 1e9);
+	else
+		sb_addf(o, "%.1f MB", (double)b / 1e6);
+}
+
+static void on_totals(void *ctx, int64_t n, int64_t b, int64_t bad, int64_t gone)
+{
+	struct report *R = ctx;
+
+	if (R->json) {
+		sb_addf(&R->o, "\"files\":%" PRId64 ",\"bytes\":%" PRId64 ",\"errors\":%" PRId64
+			",\"deleted\":%" PRId64, n, b, bad, gone);
+		return;
+	}
+	sb_addf(&R->o, "files: %" PRId64 " (", n);
+	text_bytes(&R->o, (uint64_t)b);
+	sb_addf(&R->o, "), %" PRId64 " with errors, %" PRId64
+		" marked deleted (seekless purge removes them)\n", bad, gone);
+}
+
+static void on_section(void *ctx, const char *key, const char *title)
+{
+	struct report *R = ctx;
+
+	R->first = 1;
+	if (!key) { /* the list ends */
+		if (R->json)
+			sb_addc(&R->o, ']');
+		return;
+	}
+	if (R->json)
+		sb_addf(&R->o, ",\"%s\":[", key);
+	else if (title)
+		sb_addf(&R->o, "\n%s:\n", title);
+	else /* the scans */
+		sb_adds(&R->o, "\nlast scans (MB/s: bytes read / reading time):\n");
+}
+
+static void on_group(void *ctx, const char *label, size_t len, int64_t count, int64_t bytes)
+{
+	struct report *R = ctx;
+
+	if (R->json) {
+		sb_adds(&R->o, R->first ? "{\"name\":" : ",{\"name\":");
+		sb_add_json(&R->o, label, len);
+		sb_addf(&R->o, ",\"files\":%" PRId64 ",\"bytes\":%" PRId64 "}", count, bytes);
+	} else {
+		sb_addf(&R->o, "  %10" PRId64 "  %10.1f MB  ", count, (double)bytes / 1e6);
+		sb_add_utf8_lossy(&R->o, label, len);
+		sb_addc(&R->o, '\n');
+	}
+	R->first = 0;
+}
+
+static void on_scan(void *ctx, const struct db_stats_scan *s)
+{
+	struct report *R = ctx;
+	double rd;
+
+	if (!s) { /* its devices are done */
+		if (R->json)
+			sb_adds(&R->o, "]}");
+		R->first = 0;
+		return;
+	}
+	rd = s->read_s;
+	R->dfirst = 1;
+	if (R->json) {
+		sb_addf(&R->o, "%s{\"id\":%" PRId64 ",\"started_at\":\"%s\",\"command\":\"%s\","
+			"\"status\":\"%s\",\"order\":\"%s\",\"files_read\":%" PRId64
+			",\"bytes_read\":%" PRId64 ",\"wall_s\":%.3f,\"mb_per_s\":%.1f,"
+			"\"devices\":[",
+			R->first ? "" : ",", s->id, s->started_at, s->command, s->status, s->order,
+			s->files, s->bytes, s->wall_s, rd > 0 ? (double)s->bytes / 1e6 / rd : 0.0);
+		return;
+	}
+	sb_addf(&R->o, "  #%-4" PRId64 " %s %-9s %-11s order %-8s %7" PRId64
+		" files read in %7.1f s", s->id, s->started_at, s->command, s->status, s->order,
+		s->files, s->wall_s);
+	if (rd > 0)
+		sb_addf(&R->o, ", %.1f MB/s", (double)s->bytes / 1e6 / rd);
+	sb_addc(&R->o, '\n');
+}
+
+static void on_device(void *ctx, const char *dev, const char *used, int64_t df, int64_t dbytes,
+		      double ds)
+{
+	struct report *R = ctx;
+	double mbs = ds > 0 ? (double)dbytes / 1e6 / ds : 0.0;
+
+	if (R->json) {
+		sb_adds(&R->o, R->dfirst ? "{\"device\":" : ",{\"device\":");
+		sb_add_json(&R->o, dev, strlen(dev));
+		sb_addf(&R->o, ",\"order\":\"%s\",\"files\":%" PRId64 ",\"bytes\":%" PRId64
+			",\"read_s\":%.3f,\"mb_per_s\":%.1f}", used, df, dbytes, ds, mbs);
+	} else {
+		sb_addf(&R->o, "         %-12s %-8s %7" PRId64 " files %9.1f MB in %7.2f s"
+			" = %7.1f MB/s\n", dev, used, df, (double)dbytes / 1e6, ds, mbs);
+	}
+	R->dfirst = 0;
+}
+
 int cmd_stats(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -35,6 +151,8 @@ int cmd_stats(int argc, char **argv)
 	const char *dbopt = NULL, *config = NULL;
 	struct db *db = NULL;
 	struct sl_err e;
+	struct report R = {STRBUF_INIT, 0, 1, 1};
+	const struct db_stats_out out = {on_totals, on_section, on_group, on_scan, on_device, &R};
 	int c, rc, json = 0;
 	long nscans = 5;
 
@@ -60,7 +178,17 @@ int cmd_stats(int argc, char **argv)
 	}
 	if ((rc = cli_open_index("stats", dbopt, config, &db)) != EXIT_OK)
 		return rc;
-	rc = db_stats(db, stdout, json, (int)nscans, &e);
+	R.json = json;
+	if (json)
+		sb_addc(&R.o, '{');
+	rc = db_stats(db, (int)nscans, &out, &e);
+	if (json)
+		sb_adds(&R.o, "}\n");
+	if (rc == SL_OK && R.o.oom)
+		rc = SL_FAIL(&e, SL_E_NOMEM, 0, "stats: out of memory");
+	if (rc == SL_OK && (fwrite(R.o.p, 1, R.o.len, stdout) != R.o.len || fflush(stdout) != 0))
+		rc = SL_FAIL(&e, SL_E_IO, 0, "stats: write error");
+	sb_free(&R.o);
 	if (rc != SL_OK)
 		cli_error("stats", &e);
 	db_close(db);

@@ -249,10 +249,33 @@ int db_pairs(struct db *db,
 			int64_t embedded),
 	     void *ctx, uint64_t *count, struct sl_err *err);
 
-/* What the index holds (counts and sizes by format, camera, year; errors,
- * deleted) and the last nscans scans with their disks' orders and speeds,
- * as text or (json) one JSON document.  Returns SL_OK, SL_E_DB, SL_E_IO. */
-int db_stats(struct db *db, FILE *out, int json, int nscans, struct sl_err *err);
+/* One scan of db_stats (strings valid during the call, may be NULL). */
+struct db_stats_scan {
+	int64_t id;
+	const char *started_at, *command, *status, *order;
+	int64_t files, bytes;
+	double wall_s, read_s;
+};
+
+/* What db_stats hands out, in this order: totals once; then for each
+ * grouped count section(key, title), a group per row, section(NULL,
+ * NULL); then section("scans", NULL), for each scan scan(s), a device per
+ * disk, scan(NULL), and section(NULL, NULL).  Labels are as stored (len
+ * bytes; not always UTF-8). */
+struct db_stats_out {
+	void (*totals)(void *ctx, int64_t files, int64_t bytes, int64_t errors, int64_t deleted);
+	void (*section)(void *ctx, const char *key, const char *title);
+	void (*group)(void *ctx, const char *label, size_t len, int64_t files, int64_t bytes);
+	void (*scan)(void *ctx, const struct db_stats_scan *s);
+	void (*device)(void *ctx, const char *device, const char *order, int64_t files,
+		       int64_t bytes, double read_s);
+	void *ctx;
+};
+
+/* What the index holds (counts and sizes by format, camera, year, rating,
+ * keyword; errors, deleted) and the last nscans scans with their disks'
+ * orders and speeds, handed to out.  Returns SL_OK or SL_E_DB. */
+int db_stats(struct db *db, int nscans, const struct db_stats_out *out, struct sl_err *err);
 
 /* One group of duplicates (valid during the call): "identical", with its
  * content hash and size, or "near", with the bits its hashes may differ
