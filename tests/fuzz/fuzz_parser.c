@@ -10,6 +10,7 @@
 #include "indexer/extract.h"
 #include "indexer/heif.h"
 #include "indexer/iptc.h"
+#include "indexer/parsers.h"
 #include "indexer/qt.h"
 #include "indexer/raster.h"
 #include "indexer/x3f.h"
