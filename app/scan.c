@@ -2,27 +2,12 @@
  * each one returning a status the next one checks. */
 #include "app/scan.h"
 
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "app/scanjn.h"
 #include "common/sys.h"
-
-static void note(const struct scan_args *a, const char *fmt, ...) SL_PRINTF(2, 3);
-static void note(const struct scan_args *a, const char *fmt, ...)
-{
-	char msg[1024];
-	va_list ap;
-
-	if (!a->note)
-		return;
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	a->note(a->ctx, msg);
-}
 
 static int excludes(const struct scan_args *a, struct scan_settings *s, struct sl_err *err)
 {
@@ -331,7 +316,7 @@ static int end_scan(struct scan *sc, int rc, double t0)
 			r->status = "failed";
 			return e2.code;
 		}
-		note(sc->a, "%s", e2.msg);
+		prep_note(&s->p, "%s", e2.msg); /* the scan's error is the one to report */
 	}
 	return rc;
 }
