@@ -32,7 +32,23 @@ static const char help[] =
 	"  --db PATH       accepted for symmetry with the other commands\n"
 	"\n"
 	"Text columns: phys_offset (first physical byte on its file system, '-'\n"
-	"when the file has none), fragments, size, device, path.\n";
+	"when the file has none), fragments ('N+' where FIBMAP's count stopped\n"
+	"short: at least N), size, device, path.\n";
+
+/* Whether the group's files are placed by FIBMAP alone. */
+static int group_bmap_only(const struct prep *p, const struct plan *pl, size_t g)
+{
+	size_t i;
+	int bmap = 0;
+	for (i = 0; i < p->ft.ndevs; i++) {
+		if (pl->dev_group[i] != g || p->ft.devs[i].extents != 1)
+			continue;
+		if (p->ft.devs[i].by != FT_BY_BMAP)
+			return 0;
+		bmap = 1;
+	}
+	return bmap;
+}
 
 static const char *group_how(const struct prep *p, const struct plan *pl, size_t g)
 {
@@ -41,6 +57,24 @@ static const char *group_how(const struct prep *p, const struct plan *pl, size_t
 		if (pl->dev_group[i] == g)
 			return p->devs[i].how;
 	return "?";
+}
+
+/* A file's or file system's way to its position, as a JSON value. */
+static const char *by_name(int by)
+{
+	return by == FT_BY_BMAP ? "\"fibmap\"" : by == FT_BY_MAP ? "\"extent_map\"" : "null";
+}
+
+static void json_errno(struct strbuf *o, const char *key, int e)
+{
+	char why[128];
+	sb_adds(o, key);
+	if (!e) {
+		sb_adds(o, "null");
+		return;
+	}
+	sys_strerror(e, why, sizeof(why));
+	sb_add_json(o, why, strlen(why));
 }
 
 static void json_device(struct strbuf *o, const struct prep *p, const struct plan *pl, size_t g)
@@ -75,15 +109,11 @@ static void json_device(struct strbuf *o, const struct prep *p, const struct pla
 		sb_add_json(o, d->mount, strlen(d->mount));
 		sb_adds(o, ",\"source\":");
 		sb_add_json(o, d->source, strlen(d->source));
-		sb_addf(o, ",\"partition_offset\":%" PRIu64 ",\"extents\":%s,\"extents_error\":",
-			d->part_start, fd->extents == 1 ? "true" : "false");
-		if (fd->extents == 0 && fd->extents_errno) {
-			char why[128];
-			sys_strerror(fd->extents_errno, why, sizeof(why));
-			sb_add_json(o, why, strlen(why));
-		} else {
-			sb_adds(o, "null");
-		}
+		sb_addf(o, ",\"partition_offset\":%" PRIu64 ",\"extents\":%s,\"located_by\":%s",
+			d->part_start, fd->extents == 1 ? "true" : "false",
+			fd->extents != 1 ? "null" : by_name(fd->by));
+		json_errno(o, ",\"extents_error\":", fd->extents == 0 ? fd->extents_errno : 0);
+		json_errno(o, ",\"fibmap_error\":", fd->extents == 0 ? fd->bmap_errno : 0);
 		sb_addc(o, '}');
 		first = 0;
 	}
@@ -127,9 +157,12 @@ static int print_json(FILE *out, const struct prep *p, const struct plan *pl)
 			else
 				sb_adds(&o, ",\"phys_offset\":null");
 			if (f->flags & FT_NOEXT)
-				sb_adds(&o, ",\"fragments\":null");
+				sb_adds(&o, ",\"fragments\":null,\"fragments_exact\":null");
 			else
-				sb_addf(&o, ",\"fragments\":%u", f->fragments);
+				sb_addf(&o, ",\"fragments\":%u,\"fragments_exact\":%s", f->fragments,
+					f->frag_min ? "false" : "true");
+			sb_addf(&o, ",\"located_by\":%s",
+				(f->flags & FT_LOCATED) ? by_name(f->by) : "null");
 			sb_addf(&o, ",\"size\":%" PRIu64 ",\"inode\":%" PRIu64 ",\"placement\":\"%s\"}",
 				f->size, f->ino, ftab_placement(f->flags));
 			if (o.len > 1 << 16) {
@@ -196,10 +229,13 @@ static int print_text(FILE *out, const struct prep *p, const struct plan *pl)
 		char fs[512], bytes[32];
 		prep_group_fs(p, pl, g, fs, sizeof(fs));
 		cli_fmt_bytes(gr->bytes, bytes, sizeof(bytes));
-		fprintf(out, "# device %s (%s): %s, extent maps %s; %zu files, %s\n", gr->name, fs,
+		fprintf(out, "# device %s (%s): %s, %s; %zu files, %s\n", gr->name, fs,
 			gr->rotational == 1 ? "rotational" : gr->rotational == 0 ? "non-rotational"
 										  : "rotational unknown",
-			gr->extents ? "available" : "unavailable", gr->count, bytes);
+			!gr->extents		  ? "extent maps unavailable"
+			: group_bmap_only(p, pl, g) ? "positions from FIBMAP"
+						  : "extent maps available",
+			gr->count, bytes);
 		fprintf(out, "#   order %s: %s\n", plan_order_name(gr->order), gr->reason);
 	}
 	fprintf(out, "phys_offset\tfragments\tsize\tdevice\tpath\n");
@@ -217,7 +253,7 @@ static int print_text(FILE *out, const struct prep *p, const struct plan *pl)
 			if (f->flags & FT_NOEXT)
 				fprintf(out, "\t-");
 			else
-				fprintf(out, "\t%u", f->fragments);
+				fprintf(out, "\t%u%s", f->fragments, f->frag_min ? "+" : "");
 			fprintf(out, "\t%" PRIu64 "\t%s\t%s\n", f->size, gr->name, path.p);
 		}
 	}

@@ -7,6 +7,16 @@
  * has no usable position (inline in the inode, delayed allocation, compressed,
  * empty) are flagged and later placed by inode (plan.h).
  *
+ * Where the file system refuses FIEMAP (ntfs-3g's fuseblk, vfat, exfat) but
+ * offers the older FIBMAP, which maps one logical block per call, the
+ * position is the first block's and the fragments are counted by bisection:
+ * a stretch of blocks whose ends lie as far apart on the disk as in the file
+ * is taken as one run, so a file in F fragments costs about 2 F log2(blocks/F)
+ * calls, and at most EXT_BMAP_BUDGET; beyond that the count is a lower bound
+ * (frag_min).  FIBMAP is only asked of file systems on a block device (on
+ * others the kernel has nothing to answer with, and plain FUSE answers 0),
+ * and it needs CAP_SYS_RAWIO: without it the answer is EPERM, bmap_errno.
+ *
  * Implementations: extents_linux.c, extents_win.c.
  */
 #ifndef SL_EXTENTS_H
@@ -15,6 +25,19 @@
 #include <stdint.h>
 
 #include "common/err.h"
+#include "scanner/ftab.h"
+
+/* How ext_locate asks (ft_dev.extents and .by decide it, locate.c). */
+enum ext_mode {
+	EXT_NONE, /* the file system is known to have no way: do not ask */
+	EXT_ASK,  /* not known yet: FIEMAP, and where it is refused FIBMAP */
+	EXT_MAP,  /* the extent map alone */
+	EXT_BMAP  /* FIBMAP alone */
+};
+
+/* FIBMAP calls per file at most (on FUSE each is a round trip to the file
+ * system's process, about 20 us here: 5 ms a file at worst). */
+#define EXT_BMAP_BUDGET 256
 
 struct ext_result {
 	uint64_t dev;
@@ -25,9 +48,13 @@ struct ext_result {
 	uint64_t phys;      /* valid when flags has FT_LOCATED */
 	uint32_t fragments; /* 0 when the extent map is unknown */
 	uint16_t flags;     /* FT_LOCATED, FT_INLINE, FT_UNKNOWN, FT_ENCODED, FT_EMPTY, FT_NOEXT */
-	int noext_errno;    /* with FT_NOEXT: the error the file system gave */
+	int noext_errno;    /* with FT_NOEXT: the error the extent map gave */
+	int bmap_errno;     /* with FT_NOEXT after EXT_ASK: FIBMAP's error, 0
+			       when it was not asked */
+	uint8_t by;         /* FT_BY_MAP or FT_BY_BMAP: what answered */
+	uint8_t frag_min;   /* fragments is a lower bound */
 	int undecided;      /* this answer is about the file alone: it does not
-			       tell whether the file system has extent maps */
+			       tell whether the file system can place files */
 };
 
 /* Identity, size, mtime and ctime of path, without opening it and without
@@ -37,14 +64,13 @@ struct ext_result {
 int ext_stat(const char *path, struct ext_result *r, struct sl_err *err);
 
 /* Open path without following a final symlink and without blocking on a
- * FIFO put there since the walk, stat it, and when query is non-zero read its
- * extent map (query 0 means the file system is known to have none: the
- * result then carries FT_NOEXT without asking again).
+ * FIFO put there since the walk, stat it, and ask where its data lies as
+ * mode says (EXT_NONE: the result carries FT_NOEXT without asking).
  *
  * Returns SL_OK; SL_E_IO when the file vanished, is unreadable or is no longer
  * a regular file (the message says which, for the file's record);
  * SL_E_RESOURCE when descriptors or memory ran out.  *r is zeroed first. */
-int ext_locate(const char *path, int query, struct ext_result *r, struct sl_err *err);
+int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struct sl_err *err);
 
 /* Where a file's metadata lies, as the key of inode order: on Linux the
  * inode number; on NTFS the MFT record number, the low 48 bits of the file

@@ -1,4 +1,4 @@
-/* extents_linux.c - FS_IOC_FIEMAP.
+/* extents_linux.c - FS_IOC_FIEMAP, and FIBMAP where it is refused.
  *
  * No FIEMAP_FLAG_SYNC: syncing would force writeback of every dirty file we
  * look at; a file still in delayed allocation reports FIEMAP_EXTENT_UNKNOWN
@@ -7,11 +7,13 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 
 #include "scanner/ftab.h"
@@ -88,6 +90,115 @@ static void map_extents(int fd, struct ext_result *r)
 	}
 }
 
+/* ---- FIBMAP ---- */
+
+struct bmap {
+	int fd;
+	unsigned left; /* calls still allowed */
+	int cut;       /* the count stopped short: it is a lower bound */
+};
+
+/* Physical block of logical block b: 0 for none (a hole, data resident in
+ * the file's record, past the end); -1 with errno set on failure. */
+static int64_t bmap_block(struct bmap *m, uint64_t b)
+{
+	int v;
+	if (b > INT_MAX) {
+		errno = ERANGE;
+		return -1;
+	}
+	v = (int)b;
+	m->left--;
+	if (ioctl(m->fd, FIBMAP, &v) != 0)
+		return -1;
+	return (int64_t)(unsigned)v;
+}
+
+/* Runs that start in blocks (lo, hi], given their positions plo and phi:
+ * none when the two ends lie as far apart on the disk as in the file (taken
+ * as one run: a file that leaves and comes back to exactly that distance is
+ * counted short, which only the fragment count would notice). */
+static uint32_t bmap_starts(struct bmap *m, uint64_t lo, uint64_t hi, int64_t plo, int64_t phi)
+{
+	uint64_t mid;
+	int64_t pmid;
+
+	if (plo > 0 && phi > plo && (uint64_t)(phi - plo) == hi - lo)
+		return 0;
+	/* not one run: the one holding hi, if any, starts after lo */
+	if (hi == lo + 1 || m->left == 0) {
+		if (hi != lo + 1)
+			m->cut = 1;
+		return phi > 0;
+	}
+	mid = lo + (hi - lo) / 2;
+	pmid = bmap_block(m, mid);
+	if (pmid < 0) {
+		m->cut = 1;
+		return phi > 0;
+	}
+	return bmap_starts(m, lo, mid, plo, pmid) + bmap_starts(m, mid, hi, pmid, phi);
+}
+
+/* A file system whose size no int block number reaches past 2^31 blocks
+ * answers ERANGE for its far files: those are unplaced, the others not. */
+static void map_blocks(int fd, struct ext_result *r)
+{
+	struct bmap m = {fd, EXT_BMAP_BUDGET, 0};
+	int bsz = 0;
+	int64_t first, last;
+	uint64_t nblocks;
+
+	if (ioctl(fd, FIGETBSZ, &bsz) != 0) {
+		r->flags |= FT_NOEXT;
+		r->bmap_errno = errno;
+		return;
+	}
+	if (bsz <= 0) {
+		r->flags |= FT_NOEXT;
+		r->bmap_errno = EINVAL;
+		return;
+	}
+	if (r->size == 0) {
+		r->flags |= FT_EMPTY;
+		return;
+	}
+	first = bmap_block(&m, 0);
+	if (first < 0) {
+		int e = errno;
+		if (e == ERANGE) {
+			r->flags |= FT_UNKNOWN;
+			r->undecided = 1;
+			return;
+		}
+		r->flags |= FT_NOEXT;
+		r->bmap_errno = e;
+		return;
+	}
+	r->by = FT_BY_BMAP;
+	if (first == 0) {
+		/* NTFS keeps small files in their MFT record; a larger one
+		 * begins with a hole, or the file system maps nothing: this
+		 * file tells nothing of the others */
+		r->flags |= r->size < (uint64_t)bsz ? FT_INLINE : FT_UNKNOWN;
+		r->undecided = 1;
+		return;
+	}
+	r->flags |= FT_LOCATED;
+	r->phys = (uint64_t)first * (uint64_t)bsz;
+	r->fragments = 1;
+	nblocks = (r->size + (uint64_t)bsz - 1) / (uint64_t)bsz;
+	if (nblocks < 2)
+		return;
+	last = bmap_block(&m, nblocks - 1);
+	if (last < 0) {
+		r->frag_min = 1;
+		return;
+	}
+	r->fragments += bmap_starts(&m, 0, nblocks - 1, first, last);
+	r->frag_min = (uint8_t)m.cut;
+}
+
 static void fill_stat(const struct stat *st, struct ext_result *r)
 {
 	r->dev = (uint64_t)st->st_dev;
@@ -116,7 +227,7 @@ int ext_stat(const char *path, struct ext_result *r, struct sl_err *err)
 	return SL_OK;
 }
 
-int ext_locate(const char *path, int query, struct ext_result *r, struct sl_err *err)
+int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struct sl_err *err)
 {
 	struct stat st;
 	int fd, e;
@@ -139,9 +250,18 @@ int ext_locate(const char *path, int query, struct ext_result *r, struct sl_err 
 		return SL_FAIL(err, SL_E_IO, 0, "open: no longer a regular file");
 	}
 	fill_stat(&st, r);
-	if (query)
+	if (mode == EXT_MAP || mode == EXT_ASK) {
 		map_extents(fd, r);
-	else
+		if (!(r->flags & FT_NOEXT))
+			r->by = FT_BY_MAP;
+	}
+	/* only a file system on a block device can map blocks (btrfs's
+	 * anonymous numbers have FIEMAP) */
+	if (mode == EXT_BMAP || (mode == EXT_ASK && (r->flags & FT_NOEXT) && major(st.st_dev) != 0)) {
+		r->flags &= (uint16_t)~FT_NOEXT;
+		map_blocks(fd, r);
+	}
+	if (mode == EXT_NONE)
 		r->flags |= FT_NOEXT;
 	close(fd);
 	return SL_OK;

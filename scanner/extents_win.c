@@ -232,9 +232,14 @@ int ext_stat(const char *path, struct ext_result *r, struct sl_err *err)
 	return locate(path, -1, r, err);
 }
 
-int ext_locate(const char *path, int query, struct ext_result *r, struct sl_err *err)
+/* Windows has no FIBMAP: EXT_BMAP is asked as the map (no file system
+ * answers it there, so it never comes). */
+int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struct sl_err *err)
 {
-	return locate(path, query != 0, r, err);
+	int rc = locate(path, mode != EXT_NONE, r, err);
+	if (rc == SL_OK && mode != EXT_NONE && !(r->flags & FT_NOEXT))
+		r->by = FT_BY_MAP;
+	return rc;
 }
 
 uint64_t ext_inode_rank(uint64_t ino)

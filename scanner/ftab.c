@@ -121,9 +121,9 @@ int ftab_dev(struct ftab *ft, uint64_t st_dev, uint16_t *idx, struct sl_err *err
 		return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "more than %u file systems", UINT16_MAX);
 	if (sl_grow(&ft->devs, &ft->cap_devs, ft->ndevs + 1, sizeof(*ft->devs)) != 0)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "device table: out of memory");
+	memset(&ft->devs[ft->ndevs], 0, sizeof(ft->devs[ft->ndevs]));
 	ft->devs[ft->ndevs].st_dev = st_dev;
 	ft->devs[ft->ndevs].extents = -1;
-	ft->devs[ft->ndevs].extents_errno = 0;
 	ft->devs[ft->ndevs].dir = FT_NONE;
 	*idx = (uint16_t)ft->ndevs++;
 	return SL_OK;

@@ -41,6 +41,9 @@ enum {
 	FT_UPGRADE = 1u << 15  /* unchanged, read again for what a newer extractor reads (diff) */
 };
 
+/* How a file's position was found (ft_file.by, ft_dev.by). */
+enum { FT_BY_NONE, FT_BY_MAP, FT_BY_BMAP };
+
 struct ft_dir {
 	uint32_t parent; /* FT_NONE for a root; its name is then the absolute path */
 	uint32_t name;   /* offset in the name arena */
@@ -58,13 +61,20 @@ struct ft_file {
 	uint32_t err;       /* offset of an error message in the arena, 0 = none */
 	uint16_t dev;       /* index into ftab.devs */
 	uint16_t flags;
+	uint8_t by;         /* FT_BY_MAP: the extent map (FIEMAP, retrieval
+			       pointers); FT_BY_BMAP: FIBMAP, block by block */
+	uint8_t frag_min;   /* 1: fragments is a lower bound (FIBMAP's
+			       bisection ran out of its budget, extents.h) */
 };
 
 /* One file system seen by the walk. */
 struct ft_dev {
 	uint64_t st_dev;
-	int extents;       /* 1 FIEMAP works, 0 unsupported, -1 not tried yet */
-	int extents_errno; /* why not, when extents == 0 */
+	int extents;       /* 1 files can be placed, 0 they cannot, -1 not tried yet */
+	int by;            /* with extents 1: FT_BY_MAP or FT_BY_BMAP */
+	int extents_errno; /* why no extent map, when extents == 0 */
+	int bmap_errno;    /* why FIBMAP did not stand in, when extents == 0
+			      (0: not asked, as on storage without a block device) */
 	uint32_t dir;      /* the first directory walked on it (FT_NONE: none), so
 			      that a file system whose files are all gone is still
 			      known for what it is (its records are deleted, not

@@ -175,6 +175,16 @@ int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st
 	return rc;
 }
 
+/* How to ask a file of device d, from what its first answer decided. */
+static enum ext_mode ask_mode(const struct ft_dev *d)
+{
+	if (d->extents == -1)
+		return EXT_ASK;
+	if (d->extents == 0)
+		return EXT_NONE;
+	return d->by == FT_BY_BMAP ? EXT_BMAP : EXT_MAP;
+}
+
 /* What the extent pass says of where a file lies; it replaces them whole. */
 #define WHERE_FLAGS (FT_LOCATED | FT_INLINE | FT_UNKNOWN | FT_ENCODED | FT_EMPTY | FT_NOEXT)
 
@@ -204,7 +214,8 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		}
 		if ((rc = next_path(ft, k, cancel, &path, err)) != SL_OK)
 			break;
-		frc = ext_locate(path.p, ft->devs[f->dev].extents != 0, &r, &fe);
+		d = &ft->devs[f->dev];
+		frc = ext_locate(path.p, ask_mode(d), &r, &fe);
 		if (frc != SL_OK) {
 			/* vanished between the passes: not counted twice */
 			if (f->flags & FT_STATED) {
@@ -223,8 +234,10 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 			if (r.flags & FT_NOEXT) {
 				d->extents = 0;
 				d->extents_errno = r.noext_errno;
+				d->bmap_errno = r.bmap_errno;
 			} else {
 				d->extents = 1;
+				d->by = r.by;
 			}
 		}
 		if (f->flags & FT_STATED)
@@ -239,6 +252,8 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		f->ctime_ns = r.ctime_ns;
 		f->phys = r.phys;
 		f->fragments = r.fragments;
+		f->by = r.by;
+		f->frag_min = r.frag_min;
 		f->flags = (uint16_t)((f->flags & ~WHERE_FLAGS) | r.flags);
 		if (r.flags & FT_LOCATED)
 			st->located++;

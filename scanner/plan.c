@@ -1,5 +1,6 @@
 #include "scanner/plan.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -28,38 +29,63 @@ int plan_order_parse(const char *s, int *order)
 	return -1;
 }
 
-int plan_decide(int requested, int rotational, int extents, const char *how, const char *fstype,
-		int ext_errno, char *reason, size_t cap)
+/* Why files cannot be placed, into why. */
+static void why_unplaced(const struct plan_facts *f, char *why, size_t cap)
 {
-	char why[128] = "";
+	char e1[96], e2[96];
 
-	if (!extents) {
-		if (ext_errno)
-			sys_strerror(ext_errno, why, sizeof(why));
-		else
-			snprintf(why, sizeof(why), "not available");
+	if (f->ext_errno)
+		sys_strerror(f->ext_errno, e1, sizeof(e1));
+	else
+		snprintf(e1, sizeof(e1), "not available");
+	if (f->bmap_errno == EPERM) {
+		snprintf(why, cap, "no extent map on %s (%s), and FIBMAP needs CAP_SYS_RAWIO", f->fstype,
+			 e1);
+		return;
 	}
+	if (f->bmap_errno) {
+		sys_strerror(f->bmap_errno, e2, sizeof(e2));
+		snprintf(why, cap, "no extent map on %s (%s), nor FIBMAP (%s)", f->fstype, e1, e2);
+		return;
+	}
+	snprintf(why, cap, "no extent map on %s (%s)", f->fstype, e1);
+}
+
+static const char *root_hint(const struct plan_facts *f)
+{
+	return f->bmap_errno == EPERM ? "; run as root (or as the service) for physical order" : "";
+}
+
+int plan_decide(int requested, const struct plan_facts *f, char *reason, size_t cap)
+{
+	char why[384] = "";
+	const char *map = f->by == FT_BY_BMAP ? "FIBMAP places files (no extent map)"
+					      : "extent maps available";
+
+	if (!f->extents)
+		why_unplaced(f, why, sizeof(why));
 	switch (requested) {
 	case PLAN_AUTO:
-		if (rotational == 0) {
-			snprintf(reason, cap, "no seek penalty (%s): enumeration order", how);
+		if (f->rotational == 0) {
+			snprintf(reason, cap, "no seek penalty (%s): enumeration order", f->how);
 			return PLAN_FS;
 		}
-		if (extents) {
-			snprintf(reason, cap, "%s (%s) and extent maps available: by first physical offset",
-				 rotational == 1 ? "rotational" : "seek penalty unknown, assumed", how);
+		if (f->extents) {
+			snprintf(reason, cap, "%s (%s) and %s: by first physical offset",
+				 f->rotational == 1 ? "rotational" : "seek penalty unknown, assumed",
+				 f->how, map);
 			return PLAN_PHYSICAL;
 		}
-		snprintf(reason, cap, "no extent map on %s (%s): by inode number instead", fstype, why);
+		snprintf(reason, cap, "%s: by inode number instead%s", why, root_hint(f));
 		return PLAN_INODE;
 	case PLAN_PHYSICAL:
-		if (extents) {
-			snprintf(reason, cap, "requested; by first physical offset");
+		if (f->extents) {
+			snprintf(reason, cap, "requested; by first physical offset%s",
+				 f->by == FT_BY_BMAP ? " (from FIBMAP)" : "");
 			return PLAN_PHYSICAL;
 		}
-		snprintf(reason, cap,
-			 "physical requested, but no extent map on %s (%s): fell back to inode order",
-			 fstype, why);
+		snprintf(reason, cap, "physical requested, but %s: fell back to inode order%s", why,
+			 root_hint(f));
 		return PLAN_INODE;
 	default:
 		snprintf(reason, cap, "requested");
@@ -291,23 +317,32 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 		struct plan_group *gr = &p.groups[g];
 		uint32_t *s = p.seq + gr->first;
 		const struct dev_info *d = NULL;
-		int ext_errno = 0, probed = 0;
+		struct plan_facts facts = {0};
+		int probed = 0, bmap_only = 0, mapped = 0;
 
 		for (i = 0; i < ft->ndevs; i++) {
+			const struct ft_dev *fd = &ft->devs[i];
 			if (p.dev_group[i] != g)
 				continue;
-			if (!d || ft->devs[i].extents == 0)
+			if (!d || fd->extents == 0)
 				d = &devs[i];
-			if (ft->devs[i].extents == 0)
-				ext_errno = ft->devs[i].extents_errno;
-			probed |= ft->devs[i].extents != -1;
+			if (fd->extents == 0) {
+				facts.ext_errno = fd->extents_errno;
+				facts.bmap_errno = fd->bmap_errno;
+			}
+			bmap_only |= fd->extents == 1 && fd->by == FT_BY_BMAP;
+			mapped |= fd->extents == 1 && fd->by != FT_BY_BMAP;
+			probed |= fd->extents != -1;
 		}
 		/* Extent maps are only asked for files to read: with none (a
 		 * rescan that found nothing new) they are unknown, not missing,
 		 * and the order is the one these files would have had. */
-		gr->order = plan_decide(order, gr->rotational, probed ? gr->extents : 1,
-					d ? d->how : "?", d ? d->fstype : "?", ext_errno, gr->reason,
-					sizeof(gr->reason));
+		facts.rotational = gr->rotational;
+		facts.how = d ? d->how : "?";
+		facts.fstype = d ? d->fstype : "?";
+		facts.extents = probed ? gr->extents : 1;
+		facts.by = bmap_only && !mapped ? FT_BY_BMAP : FT_BY_MAP;
+		gr->order = plan_decide(order, &facts, gr->reason, sizeof(gr->reason));
 		if (gr->count == 0)
 			snprintf(gr->reason, sizeof(gr->reason), "nothing to read");
 		switch (gr->order) {

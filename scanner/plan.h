@@ -8,8 +8,10 @@
  * Orders: physical (first physical offset, disk-absolute), inode, fs
  * (enumeration order), path (bytewise), random (seeded).  auto picks per
  * group: fs on disks without a seek penalty, physical where the file system
- * has an extent map, inode where it has not.  A physical request on a group
- * without an extent map falls back to inode; the reason says so.  In physical
+ * has an extent map (or FIBMAP, extents.h), inode where it has not.  A
+ * physical request on a group without either falls back to inode; the
+ * reason says so, and says when running with CAP_SYS_RAWIO (as root, as the
+ * service does) would have placed the files.  In physical
  * order, files without a position (inline, delayed allocation, compressed,
  * empty, or on a file system without extent maps) follow the located ones in
  * inode order.
@@ -55,11 +57,22 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 	       struct plan *out, struct sl_err *err);
 void plan_free(struct plan *p);
 
+/* What is known of a group's storage, for plan_decide. */
+struct plan_facts {
+	int rotational;     /* 1, 0, -1 unknown */
+	const char *how;    /* how rotational was decided */
+	int extents;        /* 1 files can be placed, 0 not */
+	int by;             /* with extents: FT_BY_MAP, or FT_BY_BMAP when only
+			       FIBMAP places them */
+	const char *fstype;
+	int ext_errno;      /* without extents: why no extent map (0: unknown) */
+	int bmap_errno;     /* without extents: why FIBMAP did not stand in
+			       (0: not asked); EPERM means it needs CAP_SYS_RAWIO */
+};
+
 /* The order used for a group and the reason, from what is known about it.
- * ext_errno and fstype explain a missing extent map; how explains the
- * rotational value.  Returns the order (never PLAN_AUTO). */
-int plan_decide(int requested, int rotational, int extents, const char *how, const char *fstype,
-		int ext_errno, char *reason, size_t cap);
+ * Returns the order (never PLAN_AUTO). */
+int plan_decide(int requested, const struct plan_facts *f, char *reason, size_t cap);
 
 const char *plan_order_name(int order);
 /* Parse "auto", "physical", ... Returns 0 or -1. */

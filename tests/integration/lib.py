@@ -153,6 +153,8 @@ MKFS = {
     "ext4": ["mkfs.ext4", "-q", "-F", "-E", "lazy_itable_init=0,lazy_journal_init=0"],
     "xfs": ["mkfs.xfs", "-q", "-f"],
     "btrfs": ["mkfs.btrfs", "-q", "-f"],
+    # -Q: quick (no zeroing); mounted by ntfs-3g as fuseblk (LoopFs.mount)
+    "ntfs": ["mkntfs", "-Q", "-F"],
 }
 
 
@@ -180,7 +182,15 @@ class LoopFs:
                 f.write("1")
 
     def mount(self):
-        subprocess.run(["mount", "-o", "noatime", self.loop, self.mnt], check=True)
+        if self.fstype == "ntfs":
+            if not os.path.exists("/dev/fuse"):
+                skip("no /dev/fuse for ntfs-3g")
+            subprocess.run(["ntfs-3g", "-o", "noatime", self.loop, self.mnt], check=True)
+        else:
+            subprocess.run(["mount", "-o", "noatime", self.loop, self.mnt], check=True)
+
+    def umount(self):
+        subprocess.run(["umount", self.mnt], check=True)
 
     def reattach(self):
         """Unmount, detach, and attach again as another loop device: the
@@ -212,7 +222,7 @@ class LoopFs:
 
 
 @contextlib.contextmanager
-def loop_fs(fstype, size_mb=512, rotational=True):
+def loop_fs(fstype, size_mb=512, rotational=True, mkfs_args=()):
     """A fresh file system of fstype on a loop device backed by /dev/shm,
     mounted noatime; yields the LoopFs (mnt, loop, img, reattach())."""
     need_root()
@@ -221,11 +231,43 @@ def loop_fs(fstype, size_mb=512, rotational=True):
     fs = LoopFs(fstype, size_mb, rotational)
     try:
         fs.attach()
-        subprocess.run(MKFS[fstype] + [fs.loop], check=True, capture_output=True)
+        subprocess.run(MKFS[fstype] + list(mkfs_args) + [fs.loop], check=True,
+                       capture_output=True)
         fs.mount()
         yield fs
     finally:
         fs.close()
+
+
+def ntfs_runs(device, path):
+    """A file's data runs [(vcn, lcn, clusters)] as ntfsinfo reads them off
+    the raw NTFS volume (independent of the kernel and of FIBMAP); lcn None
+    for a sparse run; [] for data resident in the MFT record."""
+    p = subprocess.run(["ntfsinfo", "-f", "-v", "-F", path, device], capture_output=True,
+                       text=True)
+    if p.returncode != 0:
+        raise RuntimeError("ntfsinfo %s: %s" % (path, p.stderr.strip()))
+    runs, inside = [], False
+    for line in p.stdout.splitlines():
+        if "Runlist:" in line:
+            inside = True
+            continue
+        if inside:
+            m = re.match(r"\s*0x([0-9a-f]+)\s+(0x[0-9a-f]+|<HOLE>|-?\d+)\s+0x([0-9a-f]+)", line)
+            if not m:
+                inside = False
+                continue
+            lcn = int(m.group(2), 16) if m.group(2).startswith("0x") else None
+            runs.append((int(m.group(1), 16), lcn, int(m.group(3), 16)))
+    return runs
+
+
+def ntfs_cluster(device):
+    """The cluster size of an NTFS volume, from ntfsinfo -m."""
+    p = subprocess.run(["ntfsinfo", "-f", "-m", device], capture_output=True, text=True,
+                       check=True)
+    m = re.search(r"Cluster Size:\s+(\d+)", p.stdout)
+    return int(m.group(1))
 
 
 def db_rows(db, sql, args=()):

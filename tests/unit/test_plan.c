@@ -197,16 +197,43 @@ static void test_random(void)
 	plan_free(&c);
 }
 
+static int decide(int requested, int rotational, int extents, int by, const char *fstype,
+		  int ext_errno, int bmap_errno, char *r, size_t cap)
+{
+	struct plan_facts f = {rotational, "x", extents, by, fstype, ext_errno, bmap_errno};
+	return plan_decide(requested, &f, r, cap);
+}
+
 static void test_decide(void)
 {
-	char r[256];
-	CHECK_INT(plan_decide(PLAN_AUTO, -1, 1, "no sysfs entry", "ext4", 0, r, sizeof(r)),
-		  PLAN_PHYSICAL);
+	char r[384];
+	struct plan_facts f = {-1, "no sysfs entry", 1, FT_BY_MAP, "ext4", 0, 0};
+	CHECK_INT(plan_decide(PLAN_AUTO, &f, r, sizeof(r)), PLAN_PHYSICAL);
 	CHECK(strstr(r, "seek penalty unknown, assumed") != NULL);
-	CHECK_INT(plan_decide(PLAN_AUTO, 1, 0, "x", "fuse", ENOTTY, r, sizeof(r)), PLAN_INODE);
+	CHECK(strstr(r, "extent maps available") != NULL);
+	CHECK_INT(decide(PLAN_AUTO, 1, 0, 0, "fuse", ENOTTY, 0, r, sizeof(r)), PLAN_INODE);
 	CHECK(strstr(r, "fuse") != NULL);
-	CHECK_INT(plan_decide(PLAN_FS, 1, 1, "x", "ext4", 0, r, sizeof(r)), PLAN_FS);
-	CHECK_INT(plan_decide(PLAN_RANDOM, 0, 0, "x", "ext4", 0, r, sizeof(r)), PLAN_RANDOM);
+	CHECK(strstr(r, "FIBMAP") == NULL); /* not asked: nothing to say of it */
+	CHECK_INT(decide(PLAN_FS, 1, 1, FT_BY_MAP, "ext4", 0, 0, r, sizeof(r)), PLAN_FS);
+	CHECK_INT(decide(PLAN_RANDOM, 0, 0, 0, "ext4", 0, 0, r, sizeof(r)), PLAN_RANDOM);
+	/* FIBMAP standing in for the map */
+	CHECK_INT(decide(PLAN_AUTO, 1, 1, FT_BY_BMAP, "fuseblk", 0, 0, r, sizeof(r)), PLAN_PHYSICAL);
+	CHECK(strstr(r, "FIBMAP places files") != NULL);
+	CHECK_INT(decide(PLAN_PHYSICAL, 1, 1, FT_BY_BMAP, "fuseblk", 0, 0, r, sizeof(r)),
+		  PLAN_PHYSICAL);
+	CHECK(strstr(r, "FIBMAP") != NULL);
+	/* not root: the reason says what would help */
+	CHECK_INT(decide(PLAN_AUTO, 1, 0, 0, "fuseblk", EOPNOTSUPP, EPERM, r, sizeof(r)),
+		  PLAN_INODE);
+	CHECK(strstr(r, "CAP_SYS_RAWIO") != NULL && strstr(r, "root") != NULL);
+	CHECK(strstr(r, "by inode number instead") != NULL);
+	CHECK_INT(decide(PLAN_PHYSICAL, 1, 0, 0, "vfat", EOPNOTSUPP, EPERM, r, sizeof(r)),
+		  PLAN_INODE);
+	CHECK(strstr(r, "fell back to inode order") != NULL && strstr(r, "root") != NULL);
+	/* FIBMAP refused for another reason */
+	CHECK_INT(decide(PLAN_AUTO, 1, 0, 0, "fuseblk", EOPNOTSUPP, EINVAL, r, sizeof(r)),
+		  PLAN_INODE);
+	CHECK(strstr(r, "nor FIBMAP") != NULL && strstr(r, "root") == NULL);
 	{
 		int o = -1;
 		CHECK_INT(plan_order_parse("physical", &o), 0);
