@@ -8,9 +8,10 @@
 #include "app/scan.h"
 #include "cli/cli.h"
 #include "common/sys.h"
+#include "scanner/verify.h"
 
 static const char help[] =
-	"usage: seekless plan [--order ORDER] [--json | --print0] [--seed N]\n"
+	"usage: seekless plan [--order ORDER] [--json | --print0] [--verify] [--seed N]\n"
 	"                     [--cross-fs] [--exclude GLOB] [--config FILE] [ROOT...]\n"
 	"\n"
 	"Walk ROOTs (default: the configuration's roots), locate every file on\n"
@@ -24,6 +25,13 @@ static const char help[] =
 	"                  each ending in a NUL byte, for other tools:\n"
 	"                    seekless plan -0 /photos | xargs -0 tar cf photos.tar\n"
 	"                  reads the photos in disk order\n"
+	"  --verify        prove the positions: for each placed file compare its\n"
+	"                  first bytes (up to 4 KiB) read through the file with\n"
+	"                  the same bytes read from the raw disk at its planned\n"
+	"                  offset (needs root); per device 'verified N of M;\n"
+	"                  K differ; J not checked' and why.  Exit 0 when nothing\n"
+	"                  differs, 1 when something does, 3 when no device could\n"
+	"                  be read\n"
 	"  --seed N        seed for --order random\n"
 	"  --cross-fs      descend into file systems mounted below a root\n"
 	"  --exclude GLOB  leave out what matches (repeatable; adds to the\n"
@@ -269,6 +277,150 @@ static int print_text(FILE *out, const struct prep *p, const struct plan *pl)
 	return path.oom ? -1 : 0;
 }
 
+/* ---- --verify ---- */
+
+struct differing {
+	FILE *out;
+	const struct prep *p;
+	int json;
+	struct strbuf *o; /* JSON: the list of one group's differing files */
+};
+
+static void differs(void *ctx, size_t group, uint32_t file, uint64_t pos, size_t at)
+{
+	struct differing *d = ctx;
+	struct strbuf path = STRBUF_INIT;
+
+	ftab_path(&d->p->ft, file, &path);
+	if (d->json) {
+		(void)group; /* JSON verifies one group at a time */
+		sb_adds(d->o, d->o->len ? ",{\"path\":" : "{\"path\":");
+		sb_add_json(d->o, path.p ? path.p : "", path.len);
+		sb_addf(d->o, ",\"phys_offset\":%" PRIu64 ",\"first_difference\":%zu}", pos, at);
+	} else {
+		fprintf(d->out, "# differs: %s at %" PRIu64 ", from byte %zu of its head\n",
+			path.p ? path.p : "?", pos, at);
+	}
+	sb_free(&path);
+}
+
+static size_t not_checked(const struct verify_group *v)
+{
+	size_t n = 0;
+	int w;
+	for (w = 0; w < VS_N; w++)
+		n += v->skipped[w];
+	return n;
+}
+
+static void text_group(FILE *out, const struct plan_group *gr, const struct verify_group *v)
+{
+	int w, first = 1;
+
+	fprintf(out, "verify %s (%s): verified %zu of %zu; %zu differ; %zu not checked", gr->name,
+		v->device[0] ? v->device : "no device", v->verified, v->files, v->differ,
+		not_checked(v));
+	for (w = 0; w < VS_N; w++) {
+		if (!v->skipped[w])
+			continue;
+		fprintf(out, "%s%zu %s", first ? ": " : ", ", v->skipped[w], verify_skip_name(w));
+		if (w == VS_DEVICE && v->device_error[0])
+			fprintf(out, " (%s)", v->device_error);
+		first = 0;
+	}
+	fputc('\n', out);
+}
+
+static void json_group(struct strbuf *o, const struct plan_group *gr, const struct verify_group *v,
+		       const struct strbuf *diff)
+{
+	int w, first = 1;
+
+	sb_adds(o, "{\"device\":");
+	sb_add_json(o, gr->name, strlen(gr->name));
+	sb_adds(o, ",\"read\":");
+	if (v->device[0])
+		sb_add_json(o, v->device, strlen(v->device));
+	else
+		sb_adds(o, "null");
+	sb_addf(o, ",\"files\":%zu,\"verified\":%zu,\"differ\":%zu,\"not_checked\":%zu,\"why\":{",
+		v->files, v->verified, v->differ, not_checked(v));
+	for (w = 0; w < VS_N; w++) {
+		const char *name = verify_skip_name(w);
+		if (!v->skipped[w])
+			continue;
+		sb_adds(o, first ? "" : ",");
+		sb_add_json(o, name, strlen(name));
+		sb_addf(o, ":%zu", v->skipped[w]);
+		first = 0;
+	}
+	sb_adds(o, "},\"device_error\":");
+	if (v->device_error[0])
+		sb_add_json(o, v->device_error, strlen(v->device_error));
+	else
+		sb_adds(o, "null");
+	sb_adds(o, ",\"differing\":[");
+	sb_add(o, diff->p ? diff->p : "", diff->len);
+	sb_adds(o, "]}");
+}
+
+/* Returns the exit status: 0 nothing differs, 1 something does, 3 no
+ * device could be read; -1 out of memory. */
+static int verify(FILE *out, const struct prep *p, const struct plan *pl, int json)
+{
+	struct strbuf o = STRBUF_INIT, diff = STRBUF_INIT;
+	struct differing d = {out, p, json, &diff};
+	struct verify_cb cb = {&d, differs};
+	struct verify_group *v = calloc(pl->ngroups ? pl->ngroups : 1, sizeof(*v));
+	size_t g, read = 0, differ = 0;
+	struct sl_err e;
+	int rc;
+
+	if (!v)
+		return -1;
+	if (json) {
+		/* one group at a time, so that the differing list is its own */
+		sb_adds(&o, "{\"verify\":[");
+		for (g = 0; g < pl->ngroups; g++) {
+			struct plan one = *pl;
+			one.groups = (struct plan_group *)&pl->groups[g];
+			one.ngroups = 1;
+			sb_reset(&diff);
+			if (verify_plan(&p->ft, p->devs, &one, &v[g], &cb, &e) != SL_OK)
+				goto nomem;
+			if (g)
+				sb_addc(&o, ',');
+			json_group(&o, &pl->groups[g], &v[g], &diff);
+		}
+	} else if (verify_plan(&p->ft, p->devs, pl, v, &cb, &e) != SL_OK) {
+		goto nomem;
+	}
+	for (g = 0; g < pl->ngroups; g++) {
+		read += v[g].devices_read;
+		differ += v[g].differ;
+		if (!json)
+			text_group(out, &pl->groups[g], &v[g]);
+	}
+	rc = differ ? 1 : read ? 0 : 3;
+	if (json) {
+		sb_addf(&o, "],\"differ\":%zu,\"exit\":%d}\n", differ, rc);
+		if (o.oom || diff.oom)
+			goto nomem;
+		fwrite(o.p, 1, o.len, out);
+	} else if (rc == 3) {
+		fprintf(out, "# no device could be read: nothing was verified\n");
+	}
+	free(v);
+	sb_free(&o);
+	sb_free(&diff);
+	return rc;
+nomem:
+	free(v);
+	sb_free(&o);
+	sb_free(&diff);
+	return -1;
+}
+
 static void note(void *ctx, const char *msg)
 {
 	fprintf(stderr, "seekless plan: %s\n", msg);
@@ -280,6 +432,7 @@ int cmd_plan(int argc, char **argv)
 		{"order", required_argument, NULL, 'o'},
 		{"json", no_argument, NULL, 'j'},
 		{"print0", no_argument, NULL, '0'},
+		{"verify", no_argument, NULL, 'v'},
 		{"seed", required_argument, NULL, 's'},
 		{"cross-fs", no_argument, NULL, 'x'},
 		{"db", required_argument, NULL, 'd'},
@@ -293,7 +446,7 @@ int cmd_plan(int argc, char **argv)
 	struct plan pl;
 	struct sl_err e;
 	char **extra = NULL;
-	int json = 0, print0 = 0, failed, c, rc;
+	int json = 0, print0 = 0, check = 0, failed, c, rc, vrc = 0;
 
 	memset(&a, 0, sizeof(a));
 	a.order = a.cross_fs = a.phash = a.trust_mtime = a.background = -1;
@@ -306,6 +459,7 @@ int cmd_plan(int argc, char **argv)
 	while ((c = getopt_long(argc, argv, "+0", opts, NULL)) != -1) {
 		switch (c) {
 		case '0': print0 = 1; break;
+		case 'v': check = 1; break;
 		case 'o':
 			if (plan_order_parse(optarg, &a.order) != 0) {
 				cli_usage_error("plan", "unknown order '%s'", optarg);
@@ -326,8 +480,8 @@ int cmd_plan(int argc, char **argv)
 		default: free(extra); fputs(help, stderr); return EXIT_USAGE;
 		}
 	}
-	if (json && print0) {
-		cli_usage_error("plan", "--json and --print0 exclude each other");
+	if ((json || check) && print0) {
+		cli_usage_error("plan", "--print0 excludes --json and --verify");
 		free(extra);
 		return EXIT_USAGE;
 	}
@@ -350,6 +504,13 @@ int cmd_plan(int argc, char **argv)
 		rc = plan_build(&set.p.ft, set.p.devs, set.order, set.seed, &pl, &e);
 	if (rc != SL_OK) {
 		cli_error("plan", &e);
+	} else if (check) {
+		vrc = verify(stdout, &set.p, &pl, json);
+		if (vrc < 0 || fflush(stdout) != 0) {
+			SL_FAIL(&e, SL_E_NOMEM, 0, "cannot write the verification");
+			cli_error("plan", &e);
+			rc = SL_E_NOMEM;
+		}
 	} else if ((print0 ? print_null(stdout, &set.p, &pl)
 		    : json ? print_json(stdout, &set.p, &pl) : print_text(stdout, &set.p, &pl)) != 0 ||
 		   fflush(stdout) != 0) {
@@ -362,5 +523,7 @@ int cmd_plan(int argc, char **argv)
 	scan_settings_free(&set);
 	if (rc != SL_OK)
 		return EXIT_FATAL;
+	if (check)
+		return vrc; /* 0, 1 or 3, as the help says */
 	return failed ? EXIT_FILE_ERRORS : EXIT_OK;
 }
