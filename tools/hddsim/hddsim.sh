@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Set up and tear down an emulated 7200 rpm disk with a file system on it.
 #
-#   hddsim.sh up NAME FSTYPE SIZE [hddsim options]   ext4 | xfs | btrfs; prints the mount point
+#   hddsim.sh up NAME FSTYPE SIZE [hddsim options]   ext4 | xfs | btrfs | ntfs; prints the mount point
 #   hddsim.sh remount NAME       unmount and mount again: a cold cache
 #   hddsim.sh latency NAME on|off
 #   hddsim.sh stats NAME         the emulator's counters
@@ -15,7 +15,8 @@
 #
 # The stack: sparse image in /dev/shm -> hddsim (FUSE, direct_io) ->
 # loop device (direct I/O, marked rotational, mq-deadline) -> mkfs -> mount
-# -o noatime.  Latency is off while the file system is made; `up` leaves it
+# -o noatime (ntfs: mkntfs and ntfs-3g, a fuseblk mount: no extent map, so
+# seekless places its files with FIBMAP).  Latency is off while the file system is made; `up` leaves it
 # on.  State lives in $HDDSIM_DIR (default /tmp/hddsim/NAME).  Needs root.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
@@ -27,6 +28,11 @@ name=${2:?NAME}
 dir=$base/$name
 state() { cat "$dir/$1" 2>/dev/null || true; }
 ctl() { printf '%s\n' "$1" > "$dir/fuse/control"; }
+# ntfs-3g's own mount; its unmount closes the device, which drops its cache
+mountfs() {
+  if [ "$(state fstype)" = ntfs ]; then ntfs-3g -o noatime "$1" "$2"
+  else mount -o noatime "$1" "$2"; fi
+}
 
 case "$cmd" in
 up)
@@ -49,9 +55,11 @@ up)
     ext4) mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 "$loop" ;;
     xfs) mkfs.xfs -q -f "$loop" ;;
     btrfs) mkfs.btrfs -q -f "$loop" >/dev/null ;;
+    ntfs) mkntfs -Q -F "$loop" >/dev/null 2>&1 ;;
     *) echo "hddsim.sh: unknown file system $fstype" >&2; exit 2 ;;
   esac
-  mount -o noatime "$loop" "$dir/fs"
+  echo "$fstype" > "$dir/fstype"
+  mountfs "$loop" "$dir/fs"
   ctl "latency on"
   echo "$dir/fs"
   ;;
@@ -59,7 +67,7 @@ remount)
   loop=$(state loop)
   sync
   umount "$dir/fs"
-  mount -o noatime "$loop" "$dir/fs"
+  mountfs "$loop" "$dir/fs"
   ;;
 latency) ctl "latency ${3:?on|off}" ;;
 bad|stall)
