@@ -137,6 +137,13 @@ static void test_verify(void)
 	CHECK_STR(verify_skip_name(VS_DEVICE), "device not readable");
 
 	unlink(img);
+	for (size_t i = 0; i < 3; i++) {
+		static const char *const made[] = {"a", "b", "far"};
+		snprintf(p, sizeof(p), "%s/%s", dir, made[i]);
+		unlink(p);
+	}
+	rmdir(dir);
+	free(dir);
 	ftab_free(&ft);
 	free(a);
 	free(b);
