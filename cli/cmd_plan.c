@@ -8,6 +8,7 @@
 #include "app/scan.h"
 #include "cli/cli.h"
 #include "common/sys.h"
+#include "scanner/chunkmap.h"
 #include "scanner/verify.h"
 
 static const char help[] =
@@ -122,6 +123,12 @@ static void json_device(struct strbuf *o, const struct prep *p, const struct pla
 			fd->extents != 1 ? "null" : by_name(fd->by));
 		json_errno(o, ",\"extents_error\":", fd->extents == 0 ? fd->extents_errno : 0);
 		json_errno(o, ",\"fibmap_error\":", fd->extents == 0 ? fd->bmap_errno : 0);
+		sb_addf(o, ",\"positions\":\"%s\",\"logical_why\":",
+			fd->logical ? "logical" : "device");
+		if (fd->logical)
+			sb_add_json(o, chunkmap_why(fd->logical), strlen(chunkmap_why(fd->logical)));
+		else
+			sb_adds(o, "null");
 		sb_addc(o, '}');
 		first = 0;
 	}
@@ -326,6 +333,8 @@ static void text_group(FILE *out, const struct plan_group *gr, const struct veri
 		fprintf(out, "%s%zu %s", first ? ": " : ", ", v->skipped[w], verify_skip_name(w));
 		if (w == VS_DEVICE && v->device_error[0])
 			fprintf(out, " (%s)", v->device_error);
+		if (w == VS_LOGICAL)
+			fprintf(out, " (%s)", chunkmap_why(v->logical_why));
 		first = 0;
 	}
 	fputc('\n', out);
@@ -357,6 +366,11 @@ static void json_group(struct strbuf *o, const struct plan_group *gr, const stru
 	sb_adds(o, "},\"device_error\":");
 	if (v->device_error[0])
 		sb_add_json(o, v->device_error, strlen(v->device_error));
+	else
+		sb_adds(o, "null");
+	sb_adds(o, ",\"logical_why\":");
+	if (v->skipped[VS_LOGICAL])
+		sb_add_json(o, chunkmap_why(v->logical_why), strlen(chunkmap_why(v->logical_why)));
 	else
 		sb_adds(o, "null");
 	sb_adds(o, ",\"differing\":[");
@@ -408,7 +422,7 @@ static int verify(FILE *out, const struct prep *p, const struct plan *pl, int js
 			goto nomem;
 		fwrite(o.p, 1, o.len, out);
 	} else if (rc == 3) {
-		fprintf(out, "# no device could be read: nothing was verified\n");
+		fprintf(out, "# nothing was verified: no device was read\n");
 	}
 	free(v);
 	sb_free(&o);

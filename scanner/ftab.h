@@ -75,6 +75,9 @@ struct ft_dev {
 	int extents_errno; /* why no extent map, when extents == 0 */
 	int bmap_errno;    /* why FIBMAP did not stand in, when extents == 0
 			      (0: not asked, as on storage without a block device) */
+	int logical;       /* 0: phys is an offset on the file system's device;
+			      else (btrfs) a logical address, CM_* says why it was
+			      not mapped (chunkmap.h) */
 	uint32_t dir;      /* the first directory walked on it (FT_NONE: none), so
 			      that a file system whose files are all gone is still
 			      known for what it is (its records are deleted, not

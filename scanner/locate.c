@@ -1,9 +1,11 @@
 #include "scanner/locate.h"
 
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/sys.h"
+#include "scanner/chunkmap.h"
 #include "scanner/extents.h"
 
 struct key {
@@ -188,6 +190,50 @@ static enum ext_mode ask_mode(const struct ft_dev *d)
 /* What the extent pass says of where a file lies; it replaces them whole. */
 #define WHERE_FLAGS (FT_LOCATED | FT_INLINE | FT_UNKNOWN | FT_ENCODED | FT_EMPTY | FT_NOEXT)
 
+/* btrfs answers logical addresses: make the positions of device d's files
+ * offsets on its device through the chunk map, all of them or (when one
+ * cannot be) none, so that one order holds for the device (chunkmap.h). */
+static int map_logical(struct ftab *ft, uint16_t d, struct strbuf *path, struct sl_err *err)
+{
+	struct chunkmap m;
+	struct sl_err ce;
+	size_t i, first = FT_NONE;
+	uint64_t off;
+	int rc, why = CM_MAPPED;
+
+	for (i = 0; i < ft->nfiles && first == FT_NONE; i++)
+		if (ft->files[i].dev == d && (ft->files[i].flags & FT_LOCATED))
+			first = i;
+	if (first == FT_NONE)
+		return SL_OK;
+	sb_reset(path);
+	if (ftab_path(ft, (uint32_t)first, path) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
+	rc = chunkmap_read(path->p, &m, &ce);
+	if (rc == SL_E_UNSUPPORTED)
+		return SL_OK; /* not btrfs: positions are the device's already */
+	if (rc == SL_E_NOMEM)
+		return SL_FAIL(err, rc, 0, "%s", ce.msg);
+	if (rc != SL_OK)
+		why = ce.sys == EPERM ? CM_NOROOT : CM_FAILED;
+	else if (m.devices > 1)
+		why = CM_MULTIDEV;
+	for (i = first; i < ft->nfiles && why == CM_MAPPED; i++) {
+		const struct ft_file *f = &ft->files[i];
+		if (f->dev == d && (f->flags & FT_LOCATED))
+			why = chunkmap_map(&m, f->phys, &off);
+	}
+	for (i = first; i < ft->nfiles && why == CM_MAPPED; i++) {
+		struct ft_file *f = &ft->files[i];
+		if (f->dev == d && (f->flags & FT_LOCATED) &&
+		    chunkmap_map(&m, f->phys, &off) == CM_MAPPED)
+			f->phys = off;
+	}
+	ft->devs[d].logical = why;
+	chunkmap_free(&m);
+	return SL_OK;
+}
+
 int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		   struct sl_err *err)
 {
@@ -258,6 +304,9 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		if (r.flags & FT_LOCATED)
 			st->located++;
 	}
+	for (i = 0; i < ft->ndevs && rc == SL_OK; i++)
+		if (ft->devs[i].extents == 1 && ft->devs[i].by == FT_BY_MAP)
+			rc = map_logical(ft, (uint16_t)i, &path, err);
 	free(keys);
 	sb_free(&path);
 	return rc;

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "common/sys.h"
+#include "scanner/chunkmap.h"
 #include "scanner/extents.h"
 
 static const char *const order_names[] = {"auto", "physical", "inode", "fs", "path", "random"};
@@ -90,6 +91,30 @@ int plan_decide(int requested, const struct plan_facts *f, char *reason, size_t 
 	default:
 		snprintf(reason, cap, "requested");
 		return requested;
+	}
+}
+
+/* A btrfs in a physically ordered group: say whether its positions are on
+ * the device (chunkmap.h) or stayed logical, and why. */
+static void note_btrfs(const struct ftab *ft, const struct dev_info *devs, struct plan *p,
+		       size_t g)
+{
+	struct plan_group *gr = &p->groups[g];
+	size_t i, l;
+
+	for (i = 0; i < ft->ndevs; i++) {
+		if (p->dev_group[i] != g || ft->devs[i].extents != 1 ||
+		    strcmp(devs[i].fstype, "btrfs") != 0)
+			continue;
+		l = strlen(gr->reason);
+		if (ft->devs[i].logical)
+			snprintf(gr->reason + l, sizeof(gr->reason) - l,
+				 "; btrfs positions are logical addresses (%s)",
+				 chunkmap_why(ft->devs[i].logical));
+		else
+			snprintf(gr->reason + l, sizeof(gr->reason) - l,
+				 "; btrfs positions through its chunk map");
+		return;
 	}
 }
 
@@ -361,6 +386,8 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 		default:
 			break; /* fs: enumeration order as walked */
 		}
+		if (gr->order == PLAN_PHYSICAL)
+			note_btrfs(ft, devs, &p, g);
 		if (gr->order == PLAN_PHYSICAL && gr->located < gr->count) {
 			size_t l = strlen(gr->reason);
 			snprintf(gr->reason + l, sizeof(gr->reason) - l,

@@ -98,8 +98,9 @@ int verify_plan(const struct ftab *ft, const struct dev_info *devs, const struct
 				vg->skipped[no_position(f->flags)]++;
 				continue;
 			}
-			if (strcmp(devs[f->dev].fstype, "btrfs") == 0) {
-				vg->skipped[VS_LOGICAL]++;
+			if (ft->devs[f->dev].logical) {
+				if (!vg->skipped[VS_LOGICAL]++)
+					vg->logical_why = ft->devs[f->dev].logical;
 				continue;
 			}
 			if (!(r = device_of(&o, devs, f->dev, vg))) {

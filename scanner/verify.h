@@ -10,10 +10,9 @@
  *
  * Not checked, each counted with its reason: files without a position
  * (inline, unallocated, encoded, empty, no extent map), files on a device
- * that could not be opened (not root), btrfs (its positions are logical
- * addresses: equal to offsets on its device only inside chunks mapped one to
- * one, so they are not compared until the chunk map is read), and files
- * that could not be read.
+ * that could not be opened (not root), btrfs whose positions stayed logical
+ * addresses (no chunk map: not root, several devices, striped chunks;
+ * chunkmap.h), and files that could not be read.
  */
 #ifndef SL_VERIFY_H
 #define SL_VERIFY_H
@@ -31,7 +30,8 @@
 enum verify_skip {
 	VS_INLINE, VS_UNALLOCATED, VS_ENCODED, VS_EMPTY, VS_NOEXT, /* no position */
 	VS_DEVICE,  /* the device could not be opened (verify_group.device_error) */
-	VS_LOGICAL, /* btrfs: a logical address, not a device offset */
+	VS_LOGICAL, /* btrfs: a logical address, not a device offset
+		       (verify_group.logical_why) */
 	VS_FILE,    /* the file could not be read (gone, no permission) */
 	VS_READ,    /* the device could not be read there */
 	VS_N
@@ -45,6 +45,7 @@ struct verify_group {
 	size_t devices_read; /* file systems of the group whose device opened */
 	char device[160];    /* what was read ("/dev/loop0"), the first one */
 	char device_error[384]; /* why a device did not open, "" if all did */
+	int logical_why;     /* with skipped[VS_LOGICAL]: the first CM_* why */
 };
 
 struct verify_cb {

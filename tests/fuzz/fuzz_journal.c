@@ -1,10 +1,13 @@
-/* libFuzzer targets for the Windows on-disk answers, parsed on every
- * platform: -DFUZZ_USN (FSCTL_READ_USN_JOURNAL buffers) and -DFUZZ_RETRIEVAL
- * (FSCTL_GET_RETRIEVAL_POINTERS buffers, fed as a chain of answers). */
+/* libFuzzer targets for the answers of the OS about files' places, parsed
+ * on every platform: -DFUZZ_USN (FSCTL_READ_USN_JOURNAL buffers),
+ * -DFUZZ_RETRIEVAL (FSCTL_GET_RETRIEVAL_POINTERS buffers, fed as a chain of
+ * answers) and -DFUZZ_CHUNKMAP (btrfs tree search results of chunk items,
+ * then looked up). */
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
+#include "scanner/chunkmap.h"
 #include "scanner/retrieval.h"
 #include "scanner/usn.h"
 
@@ -49,6 +52,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 				break;
 			at += n;
 		}
+	}
+#elif defined(FUZZ_CHUNKMAP)
+	{
+		/* the first byte: how many items the search says it holds; the
+		 * map is then asked at every item's start and around it */
+		struct chunkmap m;
+		struct sl_err e;
+		uint64_t last = 0, off;
+		size_t i;
+		memset(&m, 0, sizeof(m));
+		if (size && chunkmap_add_items(&m, p + 1, size - 1, p[0], &last, &e) == SL_OK) {
+			for (i = 0; i < m.n; i++) {
+				(void)chunkmap_map(&m, m.c[i].logical, &off);
+				(void)chunkmap_map(&m, m.c[i].logical - 1, &off);
+				(void)chunkmap_map(&m, m.c[i].logical + m.c[i].length, &off);
+			}
+			(void)chunkmap_map(&m, last, &off);
+		}
+		chunkmap_free(&m);
 	}
 #endif
 	free(p);

@@ -34,7 +34,7 @@ if [ ! -d "$seeds" ]; then
   rm -rf "$seeds/gen"
 fi
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(exif jpeg extract heif raster png gif webp bmff jp2 tiff raf crw mrw qt avi xmp iptc x3f eip usn retrieval)
+[ ${#targets[@]} -gt 0 ] || targets=(exif jpeg extract heif raster png gif webp bmff jp2 tiff raf crw mrw qt avi xmp iptc x3f eip usn retrieval chunkmap)
 status=0
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t"

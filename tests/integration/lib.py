@@ -262,6 +262,42 @@ def ntfs_runs(device, path):
     return runs
 
 
+def btrfs_chunks(device):
+    """The chunk map of a btrfs [(logical, length, profile, [(devid,
+    offset)...])], as btrfs-progs reads the chunk tree off the device
+    (independent of the kernel's ioctl and of our parsing)."""
+    p = subprocess.run(["btrfs", "inspect-internal", "dump-tree", "-t", "chunk", device],
+                       capture_output=True, text=True, check=True)
+    chunks = []
+    for line in p.stdout.splitlines():
+        m = re.search(r"key \(FIRST_CHUNK_TREE CHUNK_ITEM (\d+)\)", line)
+        if m:
+            chunks.append([int(m.group(1)), None, None, []])
+            continue
+        m = re.search(r"^\s*length (\d+) owner \d+ stripe_len \d+ type (\S+)", line)
+        if m and chunks:
+            chunks[-1][1] = int(m.group(1))
+            last = m.group(2).split("|")[-1].lower()
+            # older btrfs-progs print no profile for SINGLE
+            chunks[-1][2] = "single" if last in ("data", "metadata", "system") else last
+            continue
+        m = re.search(r"^\s*stripe \d+ devid (\d+) offset (\d+)", line)
+        if m and chunks:
+            chunks[-1][3].append((int(m.group(1)), int(m.group(2))))
+    return [tuple(c) for c in chunks]
+
+
+def btrfs_device_offset(chunks, logical):
+    """Where logical address `logical` lies on the device of a one-device
+    btrfs (SINGLE or DUP: the first stripe), by the chunk map above."""
+    for start, length, profile, stripes in chunks:
+        if start <= logical < start + length:
+            if profile not in ("single", "dup"):
+                raise ValueError("chunk at %d is %s" % (start, profile))
+            return stripes[0][1] + (logical - start)
+    raise ValueError("address %d in no chunk" % logical)
+
+
 def ntfs_cluster(device):
     """The cluster size of an NTFS volume, from ntfsinfo -m."""
     p = subprocess.run(["ntfsinfo", "-f", "-m", device], capture_output=True, text=True,

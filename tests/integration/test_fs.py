@@ -1,6 +1,8 @@
 """A real file system on a loop device (ext4, xfs or btrfs, argv[1]):
 the physical plan is ascending in first physical offset as filefrag reports
-it independently, fragmented files show fragments > 1, and a scan stores
+it independently (on btrfs, filefrag's logical address taken to the device
+through the chunk map as btrfs-progs reads it; the data are balanced first,
+so that the two differ), fragmented files show fragments > 1, and a scan stores
 exactly one row per file with the right sizes, hashes and EXIF; a rescan
 after changes keeps it that way."""
 import json
@@ -8,8 +10,8 @@ import os
 import subprocess
 import sys
 
-from lib import (check, done, export, filefrag, loop_fs, mkcorpus, regular_files, run,
-                 xxh128, db_rows, tempdir)
+from lib import (btrfs_chunks, btrfs_device_offset, check, done, export, filefrag, loop_fs,
+                 mkcorpus, regular_files, run, xxh128, db_rows, tempdir)
 
 fstype = sys.argv[1]
 
@@ -29,6 +31,14 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
     os.mkfifo(os.path.join(root, "fifo"))
     subprocess.run(["sync"], check=True)
     files = regular_files(root)
+    chunks = None
+    if fstype == "btrfs":
+        # relocated chunks get new logical addresses, and their place on
+        # the device is wherever there was room
+        subprocess.run(["btrfs", "balance", "start", "-d", mnt], check=True,
+                       capture_output=True)
+        subprocess.run(["sync"], check=True)
+        chunks = btrfs_chunks(loop)
 
     # --- the plan, against filefrag ---------------------------------------
     rc, out, err = run("plan", "--order", "physical", "--json", root, check_rc=0)
@@ -53,10 +63,13 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
             check(not seen_unlocated, "located after unlocated: %s" % f["path"])
     offsets = [f["phys_offset"] for f in located]
     check(offsets == sorted(offsets), "physical plan ascending")
-    agree = frag_agree = 0
+    agree = frag_agree = moved = 0
     fragmented = []
     for f in located:
         phys, count = filefrag(f["path"])
+        if chunks is not None and phys is not None:
+            logical, phys = phys, btrfs_device_offset(chunks, phys)
+            moved += logical != phys
         agree += phys == f["phys_offset"]
         frag_agree += count == f["fragments"]
         if f["fragments"] > 1:
@@ -66,6 +79,12 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
                                                                    f["fragments"]))
     check(agree == len(located), "first physical byte equals filefrag's for %d of %d files"
           % (agree, len(located)))
+    if chunks is not None:
+        check(moved == len(located), "btrfs: every position is on the device, not logical: "
+              "%d of %d differ from filefrag's logical address" % (moved, len(located)))
+        fs0 = dev["file_systems"][0]
+        check(fs0["positions"] == "device" and "chunk map" in dev["reason"],
+              "btrfs positions said to be the device's: %s; %s" % (fs0, dev["reason"]))
     check(frag_agree == len(located), "fragment count equals filefrag's for %d of %d files"
           % (frag_agree, len(located)))
     print("%s: %d files, %d located, %d fragmented (max %d), %d agree with filefrag"

@@ -2,8 +2,10 @@
 read through the file, equal the bytes the raw disk holds at the planned
 offset.  ext4, xfs and NTFS (ntfs-3g, placed by FIBMAP) on loop devices; a
 partitioned loop disk with ext4 and xfs at partition offsets (the offsets
-must be added); btrfs, whose positions are logical addresses and are not
-compared (said, exit 3 when nothing else was read); without the right to
+must be added); btrfs on one device, its data balanced so that logical
+addresses and device offsets differ (mapped through the chunk map), not
+mapped without root (said why), and on two devices (logical addresses, not
+compared: said, exit 3 when nothing else was read); without the right to
 read the disk, exit 3 and the reason.  The comparison itself, with a
 position that is wrong, is tests/unit/test_verify.c."""
 import json
@@ -66,16 +68,72 @@ with tempdir("verify") as work:
                       "not root: why is said: %s" % g)
                 code, out, err = run("plan", "--verify", root, check_rc=3, env=env,
                                      user="nobody")
-                check("no device could be read" in out, "text says so: %s" % out)
+                check("nothing was verified: no device was read" in out,
+                      "text says so: %s" % out)
 
     with loop_fs("btrfs", size_mb=300) as lfs:
         root = os.path.join(lfs.mnt, "photos")
         mkcorpus(root, "--files", 30, "--median", "60k", "--seed", 12)
+        subprocess.run(["btrfs", "balance", "start", "-d", lfs.mnt], check=True,
+                       capture_output=True)
+        subprocess.run(["sync"], check=True)
+        all_verified("btrfs", [root])
+        code, out, err = run("plan", "--json", "--order", "physical", root, check_rc=0)
+        fs0 = json.loads(out)["devices"][0]["file_systems"][0]
+        check(fs0["positions"] == "device" and fs0["logical_why"] is None,
+              "btrfs positions through the chunk map: %s" % fs0)
+        # not root: the chunk map cannot be read, and why is said
+        home = os.path.join(work, "home")
+        os.makedirs(home, exist_ok=True)
+        os.chmod(work, 0o755)
+        os.chmod(home, 0o777)
+        env = dict(os.environ, HOME=home)
+        env.pop("XDG_CONFIG_HOME", None)
+        g = verify(root, rc=3, env=env, user="nobody")["verify"][0]
+        check(g["why"].get("btrfs logical address") == 30 and g["verified"] == 0
+              and "CAP_SYS_ADMIN" in (g["logical_why"] or ""),
+              "btrfs, not root: logical, not compared, and why: %s" % g)
+        code, out, err = run("plan", "--order", "physical", root, check_rc=0, env=env,
+                             user="nobody")
+        check("btrfs positions are logical addresses (reading the chunk map needs "
+              "CAP_SYS_ADMIN" in out, "btrfs, not root: the plan says why: %s" % out[:400])
+
+    # btrfs on two devices: a chunk may lie on either, so positions stay
+    # logical and are not compared
+    imgs = [tempfile.mktemp(prefix="seekless-btrfs%d-" % i, suffix=".img", dir="/dev/shm")
+            for i in (1, 2)]
+    loops, mnt = [], os.path.join(work, "multi")
+    try:
+        for img in imgs:
+            with open(img, "wb") as f:
+                f.truncate(300 << 20)
+            p = subprocess.run(["losetup", "--find", "--show", img], capture_output=True,
+                               text=True)
+            if p.returncode != 0:
+                skip("no loop device: " + p.stderr.strip())
+            loops.append(p.stdout.strip())
+        subprocess.run(["mkfs.btrfs", "-q", "-f", "-d", "single", "-m", "raid1"] + loops,
+                       check=True, capture_output=True)
+        os.mkdir(mnt)
+        subprocess.run(["mount", loops[0], mnt], check=True)
+        root = os.path.join(mnt, "photos")
+        mkcorpus(root, "--files", 20, "--median", "60k", "--seed", 13)
         subprocess.run(["sync"], check=True)
         doc = verify(root, rc=3)
         g = doc["verify"][0]
-        check(g["why"].get("btrfs logical address") == 30 and g["verified"] == 0,
-              "btrfs: positions said to be logical, not compared: %s" % g)
+        check(g["why"].get("btrfs logical address") == 20 and g["verified"] == 0
+              and "several devices" in (g["logical_why"] or "") and doc["exit"] == 3,
+              "btrfs on two devices: logical, not compared, and why: %s" % g)
+        code, out, err = run("plan", "--verify", root, check_rc=3)
+        check("20 btrfs logical address (the file system has several devices" in out,
+              "btrfs on two devices: the text report: %s" % out)
+    finally:
+        if os.path.ismount(mnt):
+            subprocess.run(["umount", mnt])
+        for lo in loops:
+            subprocess.run(["losetup", "-d", lo])
+        for img in imgs:
+            os.unlink(img)
 
     # a partitioned disk: two file systems at their partition offsets
     img = tempfile.mktemp(prefix="seekless-parts-", suffix=".img", dir="/dev/shm")

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "scanner/chunkmap.h"
 #include "scanner/verify.h"
 #include "tests/unit/test.h"
 
@@ -128,12 +129,20 @@ static void test_verify(void)
 	CHECK_INT(v[0].verified, 0);
 	CHECK_INT(v[0].differ, 2);
 
-	/* btrfs positions are not compared */
+	/* btrfs positions left logical are not compared, and why is kept */
 	devs[0].part_start = PART;
 	snprintf(devs[0].fstype, sizeof(devs[0].fstype), "btrfs");
+	ft.devs[0].logical = CM_MULTIDEV;
 	CHECK_INT(verify_plan(&ft, devs, &pl, v, &cb, &e), SL_OK);
 	CHECK_INT(v[0].skipped[VS_LOGICAL], 4);
+	CHECK_INT(v[0].logical_why, CM_MULTIDEV);
 	CHECK_INT(v[0].verified + v[0].differ, 0);
+	/* mapped ones are, like any other file system's */
+	ft.devs[0].logical = CM_MAPPED;
+	CHECK_INT(verify_plan(&ft, devs, &pl, v, &cb, &e), SL_OK);
+	CHECK_INT(v[0].skipped[VS_LOGICAL], 0);
+	CHECK_INT(v[0].verified, 1);
+	CHECK_INT(v[0].differ, 1);
 	CHECK_STR(verify_skip_name(VS_DEVICE), "device not readable");
 
 	unlink(img);
