@@ -178,6 +178,12 @@ static int print_json(FILE *out, const struct prep *p, const struct plan *pl)
 					f->frag_min ? "false" : "true");
 			sb_addf(&o, ",\"located_by\":%s",
 				(f->flags & FT_LOCATED) ? by_name(f->by) : "null");
+			sb_adds(&o, ",\"read_from\":");
+			if (ftab_via(&p->ft, pl->seq[i]))
+				sb_add_json(&o, ftab_via(&p->ft, pl->seq[i]),
+					    strlen(ftab_via(&p->ft, pl->seq[i])));
+			else
+				sb_adds(&o, "null");
 			sb_addf(&o, ",\"size\":%" PRIu64 ",\"inode\":%" PRIu64 ",\"placement\":\"%s\"}",
 				f->size, f->ino, ftab_placement(f->flags));
 			if (o.len > 1 << 16) {
@@ -397,12 +403,16 @@ static int verify(FILE *out, const struct prep *p, const struct plan *pl, int js
 		sb_adds(&o, "{\"verify\":[");
 		for (g = 0; g < pl->ngroups; g++) {
 			struct plan one = *pl;
+			/* a group with nothing planned (a pool, whose files are
+			 * its branches') has nothing to say */
+			if (!pl->groups[g].count)
+				continue;
 			one.groups = (struct plan_group *)&pl->groups[g];
 			one.ngroups = 1;
 			sb_reset(&diff);
 			if (verify_plan(&p->ft, p->devs, &one, &v[g], &cb, &e) != SL_OK)
 				goto nomem;
-			if (g)
+			if (o.p[o.len - 1] != '[')
 				sb_addc(&o, ',');
 			json_group(&o, &pl->groups[g], &v[g], &diff);
 		}
@@ -412,7 +422,7 @@ static int verify(FILE *out, const struct prep *p, const struct plan *pl, int js
 	for (g = 0; g < pl->ngroups; g++) {
 		read += v[g].devices_read;
 		differ += v[g].differ;
-		if (!json)
+		if (!json && pl->groups[g].count)
 			text_group(out, &pl->groups[g], &v[g]);
 	}
 	rc = differ ? 1 : read ? 0 : 3;

@@ -101,6 +101,7 @@ struct opened {
 static void open_file(struct pipe *P, size_t pos, struct opened *o)
 {
 	uint32_t file = P->pl->seq[pos];
+	const char *via;
 	memset(o, 0, sizeof(*o));
 	o->pos = pos;
 	o->file = file;
@@ -110,7 +111,10 @@ static void open_file(struct pipe *P, size_t pos, struct opened *o)
 		SL_FAIL(&o->e, SL_E_NOMEM, 0, "pipeline: out of memory");
 		return;
 	}
-	o->rc = rd_open(o->path, &o->rf, &o->info, &o->e);
+	/* a pool's file is read on its branch (ftab.via): its record keeps the
+	 * pool's path */
+	via = ftab_via(P->ft, file);
+	o->rc = rd_open(via ? via : o->path, &o->rf, &o->info, &o->e);
 	o->opened_ns = sys_wall_ns();
 }
 

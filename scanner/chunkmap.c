@@ -91,7 +91,8 @@ int chunkmap_add_items(struct chunkmap *m, const unsigned char *buf, size_t len,
 			return SL_FAIL(err, SL_E_NOMEM, 0, "btrfs chunk tree: out of memory");
 		m->c[m->n++] = c;
 	}
-	qsort(m->c, m->n, sizeof(*m->c), cmp_chunk);
+	if (m->n > 1)
+		qsort(m->c, m->n, sizeof(*m->c), cmp_chunk);
 	return SL_OK;
 }
 

@@ -72,6 +72,14 @@ int ext_stat(const char *path, struct ext_result *r, struct sl_err *err);
  * SL_E_RESOURCE when descriptors or memory ran out.  *r is zeroed first. */
 int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struct sl_err *err);
 
+/* A pool file's path on its branch: mergerfs, which pools the file systems
+ * of several disks under one mount, names it in the extended attribute
+ * user.mergerfs.fullpath.  Returns 1 with the path in *buf (cap bytes, NUL
+ * terminated); 0 when path is no pool file (no such attribute, or no
+ * extended attributes there; always on Windows); -1 when the answer does
+ * not fit. */
+int ext_pool_branch(const char *path, char *buf, size_t cap);
+
 /* Where a file's metadata lies, as the key of inode order: on Linux the
  * inode number; on NTFS the MFT record number, the low 48 bits of the file
  * ID, whose high 16 are a sequence number counting the record's reuses

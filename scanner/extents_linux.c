@@ -14,6 +14,7 @@
 #include <sys/ioctl.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #include "scanner/ftab.h"
@@ -265,6 +266,20 @@ int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struc
 		r->flags |= FT_NOEXT;
 	close(fd);
 	return SL_OK;
+}
+
+int ext_pool_branch(const char *path, char *buf, size_t cap)
+{
+	ssize_t n;
+
+	if (cap < 2)
+		return -1;
+	n = lgetxattr(path, "user.mergerfs.fullpath", buf, cap - 1);
+	if (n < 0)
+		return errno == ERANGE ? -1 : 0;
+	buf[n] = '\0';
+	/* an absolute path, or it is not mergerfs's */
+	return n > 1 && buf[0] == '/' && memchr(buf, '\0', (size_t)n) == NULL ? 1 : 0;
 }
 
 uint64_t ext_inode_rank(uint64_t ino)

@@ -242,6 +242,15 @@ int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struc
 	return rc;
 }
 
+int ext_pool_branch(const char *path, char *buf, size_t cap)
+{
+	/* no mergerfs here (Windows pools are Storage Spaces: a volume) */
+	(void)path;
+	if (cap)
+		buf[0] = '\0';
+	return 0;
+}
+
 uint64_t ext_inode_rank(uint64_t ino)
 {
 	return ino & 0xFFFFFFFFFFFFull;

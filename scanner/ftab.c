@@ -17,6 +17,7 @@ void ftab_free(struct ftab *ft)
 	free(ft->names);
 	free(ft->devs);
 	free(ft->seen);
+	free(ft->via);
 	memset(ft, 0, sizeof(*ft));
 }
 
@@ -124,6 +125,7 @@ int ftab_dev(struct ftab *ft, uint64_t st_dev, uint16_t *idx, struct sl_err *err
 	memset(&ft->devs[ft->ndevs], 0, sizeof(ft->devs[ft->ndevs]));
 	ft->devs[ft->ndevs].st_dev = st_dev;
 	ft->devs[ft->ndevs].extents = -1;
+	ft->devs[ft->ndevs].pool = -1;
 	ft->devs[ft->ndevs].dir = FT_NONE;
 	*idx = (uint16_t)ft->ndevs++;
 	return SL_OK;
@@ -144,6 +146,28 @@ int ftab_fail(struct ftab *ft, uint32_t file, const char *msg, struct sl_err *er
 	ft->files[file].err = off;
 	ft->files[file].flags |= FT_FAILED;
 	return SL_OK;
+}
+
+int ftab_set_via(struct ftab *ft, uint32_t file, const char *path, struct sl_err *err)
+{
+	size_t old = ft->via_cap;
+	uint32_t off;
+
+	if (file >= ft->via_cap) {
+		if (sl_grow(&ft->via, &ft->via_cap, ft->nfiles > file ? ft->nfiles : file + 1,
+			    sizeof(*ft->via)) != 0)
+			return SL_FAIL(err, SL_E_NOMEM, 0, "file table: out of memory");
+		memset(ft->via + old, 0, (ft->via_cap - old) * sizeof(*ft->via));
+	}
+	if (add_name(ft, path, strlen(path), &off) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "name arena: out of memory");
+	ft->via[file] = off;
+	return SL_OK;
+}
+
+const char *ftab_via(const struct ftab *ft, uint32_t file)
+{
+	return file < ft->via_cap && ft->via[file] ? ft->names + ft->via[file] : NULL;
 }
 
 /* Open addressing over (dev, ino) pairs packed as two slots; a zero pair is

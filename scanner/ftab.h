@@ -75,6 +75,8 @@ struct ft_dev {
 	int extents_errno; /* why no extent map, when extents == 0 */
 	int bmap_errno;    /* why FIBMAP did not stand in, when extents == 0
 			      (0: not asked, as on storage without a block device) */
+	int pool;          /* 1 a pool (mergerfs) whose files are on branches
+			      (ftab.via), 0 not, -1 not asked yet */
 	int logical;       /* 0: phys is an offset on the file system's device;
 			      else (btrfs) a logical address, CM_* says why it was
 			      not mapped (chunkmap.h) */
@@ -98,6 +100,11 @@ struct ftab {
 	/* directories already walked, as (dev, ino): loops and overlapping roots */
 	uint64_t *seen;
 	size_t seen_cap, seen_used;
+	/* files of a pool (mergerfs) are read where they really are: via[i] is
+	 * the arena offset of file i's path on its branch, 0 for none; NULL
+	 * until a pool is seen, so that other trees pay nothing */
+	uint32_t *via;
+	size_t via_cap;
 };
 
 void ftab_init(struct ftab *ft);
@@ -129,6 +136,11 @@ void ftab_dev_dir(struct ftab *ft, uint16_t idx, uint32_t dir);
 
 /* Mark a file failed with a message (copied).  Returns SL_OK or SL_E_NOMEM. */
 int ftab_fail(struct ftab *ft, uint32_t file, const char *msg, struct sl_err *err);
+
+/* Where file is really read: its path on a pool's branch (copied), or
+ * NULL.  ftab_set_via returns SL_OK or SL_E_NOMEM. */
+int ftab_set_via(struct ftab *ft, uint32_t file, const char *path, struct sl_err *err);
+const char *ftab_via(const struct ftab *ft, uint32_t file);
 
 /* Record that directory (dev, ino) is being walked.  Returns 1 if it was
  * already walked (a loop or an overlapping root), 0 if new, -1 on no memory. */

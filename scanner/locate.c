@@ -107,6 +107,43 @@ static int next_path(const struct ftab *ft, uint32_t k, atomic_int *cancel, stru
 	return SL_OK;
 }
 
+/* A file of a pool (mergerfs) is stat'ed, located and read on its branch,
+ * so its identity, device and position are the real file's and its reader
+ * the branch disk's (plan.h); *path becomes the branch path.  Whether a
+ * file system is a pool is asked of its first file. */
+static int pool_branch(struct ftab *ft, uint32_t k, struct strbuf *path, struct sl_err *err)
+{
+	struct ft_dev *d = &ft->devs[ft->files[k].dev];
+	char buf[4096];
+	int r;
+
+	if (d->pool == 0)
+		return SL_OK;
+	r = ext_pool_branch(path->p, buf, sizeof(buf));
+	if (d->pool == -1)
+		d->pool = r == 1;
+	if (r != 1)
+		return SL_OK; /* too long a branch path: read through the pool */
+	if (ftab_set_via(ft, k, buf, err) != SL_OK)
+		return SL_E_NOMEM;
+	sb_reset(path);
+	if (sb_adds(path, buf) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
+	return SL_OK;
+}
+
+/* The path file k is read at: its own, or its branch's (pool_branch). */
+static int read_path(const struct ftab *ft, uint32_t k, struct strbuf *path, struct sl_err *err)
+{
+	const char *via = ftab_via(ft, k);
+	if (!via)
+		return SL_OK;
+	sb_reset(path);
+	if (sb_adds(path, via) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
+	return SL_OK;
+}
+
 int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,
 		atomic_int *cancel, struct sl_err *err)
 {
@@ -127,7 +164,8 @@ int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st
 		struct sl_err fe;
 		int frc;
 
-		if ((rc = next_path(ft, k, cancel, &path, err)) != SL_OK)
+		if ((rc = next_path(ft, k, cancel, &path, err)) != SL_OK ||
+		    (rc = pool_branch(ft, k, &path, err)) != SL_OK)
 			break;
 		frc = ext_stat(path.p, &r, &fe);
 		if (frc != SL_OK) {
@@ -209,6 +247,8 @@ static int map_logical(struct ftab *ft, uint16_t d, struct strbuf *path, struct 
 	sb_reset(path);
 	if (ftab_path(ft, (uint32_t)first, path) != 0)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
+	if ((rc = read_path(ft, (uint32_t)first, path, err)) != SL_OK)
+		return rc;
 	rc = chunkmap_read(path->p, &m, &ce);
 	if (rc == SL_E_UNSUPPORTED)
 		return SL_OK; /* not btrfs: positions are the device's already */
@@ -258,7 +298,8 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 			f->flags = (uint16_t)((f->flags & ~WHERE_FLAGS) | FT_NOEXT);
 			continue;
 		}
-		if ((rc = next_path(ft, k, cancel, &path, err)) != SL_OK)
+		if ((rc = next_path(ft, k, cancel, &path, err)) != SL_OK ||
+		    (rc = read_path(ft, k, &path, err)) != SL_OK)
 			break;
 		d = &ft->devs[f->dev];
 		frc = ext_locate(path.p, ask_mode(d), &r, &fe);

@@ -94,6 +94,21 @@ int plan_decide(int requested, const struct plan_facts *f, char *reason, size_t 
 	}
 }
 
+/* Whether every file system of group g is a pool (ft_dev.pool). */
+static int group_is_pool(const struct ftab *ft, const struct plan *p, size_t g)
+{
+	size_t i;
+	int any = 0;
+	for (i = 0; i < ft->ndevs; i++) {
+		if (p->dev_group[i] != g)
+			continue;
+		if (ft->devs[i].pool != 1)
+			return 0;
+		any = 1;
+	}
+	return any;
+}
+
 /* A btrfs in a physically ordered group: say whether its positions are on
  * the device (chunkmap.h) or stayed logical, and why. */
 static void note_btrfs(const struct ftab *ft, const struct dev_info *devs, struct plan *p,
@@ -369,7 +384,11 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 		facts.by = bmap_only && !mapped ? FT_BY_BMAP : FT_BY_MAP;
 		gr->order = plan_decide(order, &facts, gr->reason, sizeof(gr->reason));
 		if (gr->count == 0)
-			snprintf(gr->reason, sizeof(gr->reason), "nothing to read");
+			snprintf(gr->reason, sizeof(gr->reason), "%s",
+				 group_is_pool(ft, &p, g)
+					 ? "nothing to read: a pool (mergerfs), its files are read "
+					   "on their branches' disks"
+					 : "nothing to read");
 		switch (gr->order) {
 		case PLAN_PHYSICAL:
 		case PLAN_INODE:

@@ -65,6 +65,18 @@ rc, out, err = seekless("plan", "--order", "physical", winpath(tree))
 check(rc == 0 and "fell back to inode order" in out and "extents unavailable" in out,
       "plan --order physical falls back and says why: %s %s" % (out[-600:], err))
 
+# plan --verify: Wine answers no retrieval pointers, so no file has a
+# position to prove; that is said, and the exit status is 3 (nothing read)
+rc, out, err = seekless("plan", "--verify", "--json", winpath(tree))
+try:
+    v = json.loads(out)
+except ValueError:
+    v = {}
+g = (v.get("verify") or [{}])[0]
+check(rc == 3 and v.get("exit") == 3 and g.get("verified") == 0 and
+      g.get("why", {}).get("no extent map") == g.get("files") and g.get("files", 0) > 0,
+      "plan --verify under Wine: nothing placed, said, exit 3: %d %s %s" % (rc, out[-400:], err))
+
 # the incremental scan: one file changed, one deleted, the rest not read
 with open(uni, "ab") as f:
     f.write(b"\0" * 100)
