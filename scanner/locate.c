@@ -123,7 +123,7 @@ static int pool_branch(struct ftab *ft, uint32_t k, struct strbuf *path, struct 
 	if (d->pool == -1)
 		d->pool = r == 1;
 	if (r != 1)
-		return SL_OK; /* too long a branch path: read through the pool */
+		return SL_OK; /* no pool file, or its branch path too long: its own path */
 	if (ftab_set_via(ft, k, buf, err) != SL_OK)
 		return SL_E_NOMEM;
 	sb_reset(path);

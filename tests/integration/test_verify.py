@@ -39,6 +39,17 @@ def all_verified(tag, roots, expect_devices=1):
     return doc
 
 
+def nobody_env(work):
+    """An environment for running as nobody: a HOME it may write below work."""
+    home = os.path.join(work, "home")
+    os.makedirs(home, exist_ok=True)
+    os.chmod(work, 0o755)
+    os.chmod(home, 0o777)
+    env = dict(os.environ, HOME=home)
+    env.pop("XDG_CONFIG_HOME", None)
+    return env
+
+
 need_root()
 with tempdir("verify") as work:
     for fstype in ("ext4", "xfs", "ntfs"):
@@ -55,12 +66,7 @@ with tempdir("verify") as work:
                   "%s: the text report: %s" % (fstype, out))
             if fstype == "ext4":
                 # not root: the disk cannot be opened, nothing is verified
-                home = os.path.join(work, "home")
-                os.makedirs(home, exist_ok=True)
-                os.chmod(work, 0o755)
-                os.chmod(home, 0o777)
-                env = dict(os.environ, HOME=home)
-                env.pop("XDG_CONFIG_HOME", None)
+                env = nobody_env(work)
                 nr = verify(root, rc=3, env=env, user="nobody")
                 g = nr["verify"][0]
                 check(g["verified"] == 0 and g["why"].get("device not readable") == 80
@@ -83,12 +89,7 @@ with tempdir("verify") as work:
         check(fs0["positions"] == "device" and fs0["logical_why"] is None,
               "btrfs positions through the chunk map: %s" % fs0)
         # not root: the chunk map cannot be read, and why is said
-        home = os.path.join(work, "home")
-        os.makedirs(home, exist_ok=True)
-        os.chmod(work, 0o755)
-        os.chmod(home, 0o777)
-        env = dict(os.environ, HOME=home)
-        env.pop("XDG_CONFIG_HOME", None)
+        env = nobody_env(work)
         g = verify(root, rc=3, env=env, user="nobody")["verify"][0]
         check(g["why"].get("btrfs logical address") == 30 and g["verified"] == 0
               and "CAP_SYS_ADMIN" in (g["logical_why"] or ""),
