@@ -1,0 +1,402 @@
+/* sched.c - the extent schedule (sched.h). */
+#include "scanner/sched.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* A piece: a run of a file clipped to its size, or a stretch no run covers
+ * (a hole, a tail the map left out), which costs no seek to read. */
+struct piece {
+	uint64_t off, len, phys;
+	uint32_t file;
+	uint8_t gap;
+	uint8_t state;
+};
+
+enum { P_NEW, P_PASSED, P_KEPT, P_DONE };
+
+struct fstate {
+	size_t first, count; /* the file's pieces, in logical order, in pc[] */
+	size_t next;         /* streamed: the piece to hash next, first + k */
+	size_t left;         /* pieces not read yet */
+	int open, done;
+	size_t last_op;      /* the file's latest op */
+};
+
+struct sb {
+	const struct sched_file *files;
+	const struct sched_limits *lim;
+	struct piece *pc;
+	size_t npc;
+	struct fstate *fs;
+	struct sched_op *ops;
+	size_t nops, cap;
+	uint64_t held, held_ahead; /* held_ahead: by SO_AHEAD pieces, part of held */
+	uint32_t open;
+	struct sched_stats st;
+};
+
+static const char *const kind_names[] = {"whole", "read", "ahead", "back"};
+
+const char *sched_kind_name(int kind)
+{
+	return kind >= 0 && kind <= SO_BACK ? kind_names[kind] : "?";
+}
+
+/* Whether runs are usable: ascending, not overlapping, not empty. */
+static int runs_sane(const struct sched_file *f)
+{
+	uint64_t end = 0;
+	uint32_t i;
+	for (i = 0; i < f->nruns; i++) {
+		const struct sched_run *r = &f->runs[i];
+		if (r->len == 0 || r->logical < end || r->logical + r->len < r->logical)
+			return 0;
+		end = r->logical + r->len;
+	}
+	return 1;
+}
+
+struct cut {
+	struct piece *out; /* NULL: only count */
+	size_t n;
+	struct piece cur;  /* the piece being grown */
+	int have;
+};
+
+static void cut_flush(struct cut *c)
+{
+	if (!c->have)
+		return;
+	if (c->out)
+		c->out[c->n] = c->cur;
+	c->n++;
+	c->have = 0;
+}
+
+static void cut_add(struct cut *c, uint64_t off, uint64_t len, uint64_t phys, int gap)
+{
+	/* physically adjacent to the previous piece: one piece (a file system
+	 * may split a run where the disk does not) */
+	if (c->have && !gap && !c->cur.gap && c->cur.off + c->cur.len == off &&
+	    c->cur.phys + c->cur.len == phys) {
+		c->cur.len += len;
+		return;
+	}
+	cut_flush(c);
+	memset(&c->cur, 0, sizeof(c->cur));
+	c->cur.off = off;
+	c->cur.len = len;
+	c->cur.phys = phys;
+	c->cur.gap = (uint8_t)gap;
+	c->cur.state = P_NEW;
+	c->have = 1;
+}
+
+/* f's pieces in logical order into out (NULL: only count them); returns how
+ * many.  Runs that make no sense (overlapping, out of order) are ignored: the
+ * file is then one piece, read whole at its position. */
+static size_t split(const struct sched_file *f, struct piece *out)
+{
+	struct cut c = {out, 0, {0}, 0};
+	uint64_t at = 0, prev_end;
+	uint32_t i;
+
+	if (!f->placed || !f->runs || f->nruns == 0 || !runs_sane(f)) {
+		cut_add(&c, 0, f->size, f->phys, 0);
+		cut_flush(&c);
+		return c.n;
+	}
+	prev_end = f->runs[0].phys;
+	for (i = 0; i < f->nruns && at < f->size; i++) {
+		const struct sched_run *r = &f->runs[i];
+		uint64_t len;
+		if (r->logical >= f->size)
+			break;
+		if (r->logical > at)
+			cut_add(&c, at, r->logical - at, prev_end, 1);
+		len = r->len < f->size - r->logical ? r->len : f->size - r->logical;
+		cut_add(&c, r->logical, len, r->phys, 0);
+		at = r->logical + len;
+		prev_end = r->phys + len;
+	}
+	if (at < f->size)
+		cut_add(&c, at, f->size - at, prev_end, 1);
+	if (c.n == 0 && !c.have)
+		cut_add(&c, 0, f->size, f->phys, 0);
+	cut_flush(&c);
+	return c.n;
+}
+
+int sched_needed(const struct sched_file *files, size_t n)
+{
+	size_t i;
+	for (i = 0; i < n; i++)
+		if (split(&files[i], NULL) > 1)
+			return 1;
+	return 0;
+}
+
+static int emit(struct sb *b, uint32_t file, int kind, uint64_t off, uint64_t len, uint64_t phys,
+		int hole)
+{
+	struct fstate *F = &b->fs[file];
+	struct sched_op *o;
+
+	if (b->nops == b->cap) {
+		size_t cap = b->cap ? b->cap * 2 : 256;
+		struct sched_op *p = realloc(b->ops, cap * sizeof(*p));
+		if (!p)
+			return -1;
+		b->ops = p;
+		b->cap = cap;
+	}
+	o = &b->ops[b->nops];
+	memset(o, 0, sizeof(*o));
+	o->off = off;
+	o->len = len;
+	o->phys = phys;
+	o->file = file;
+	o->kind = (uint8_t)kind;
+	o->hole = (uint8_t)hole;
+	o->first = !F->open && !F->done;
+	F->last_op = b->nops++;
+	if (kind == SO_AHEAD)
+		b->st.ahead++;
+	if (kind == SO_BACK)
+		b->st.back++;
+	return 0;
+}
+
+static void track(struct sb *b)
+{
+	if (b->held > b->st.peak_held)
+		b->st.peak_held = b->held;
+	if (b->open > b->st.peak_open)
+		b->st.peak_open = b->open;
+}
+
+static void finish(struct sb *b, uint32_t file, int was_open)
+{
+	struct fstate *F = &b->fs[file];
+	F->done = 1;
+	b->ops[F->last_op].last = 1;
+	if (was_open) {
+		F->open = 0;
+		b->open--;
+		b->st.spread++;
+	}
+}
+
+/* The file read whole, now: nothing of it has been read yet. */
+static int whole(struct sb *b, uint32_t file, uint64_t phys)
+{
+	struct fstate *F = &b->fs[file];
+	size_t k;
+
+	if (emit(b, file, SO_WHOLE, 0, b->files[file].size, phys, 0) != 0)
+		return -1;
+	for (k = 0; k < F->count; k++)
+		b->pc[F->first + k].state = P_DONE;
+	F->left = 0;
+	b->st.whole++;
+	finish(b, file, 0);
+	return 0;
+}
+
+static int fits(const struct sb *b, uint64_t bytes)
+{
+	return bytes <= b->lim->window && b->held <= b->lim->window - bytes;
+}
+
+/* A streamed file's next piece has been read: hand on what was kept after
+ * it, read what was passed over, up to the first piece still ahead. */
+static int chain(struct sb *b, uint32_t file)
+{
+	struct fstate *F = &b->fs[file];
+
+	while (F->next < F->first + F->count) {
+		struct piece *q = &b->pc[F->next];
+		if (q->state == P_KEPT) {
+			b->held -= q->len;
+			b->held_ahead -= q->len;
+		} else if (q->state == P_PASSED) {
+			if (emit(b, file, SO_BACK, q->off, q->len, q->phys, q->gap) != 0)
+				return -1;
+		} else {
+			break;
+		}
+		q->state = P_DONE;
+		F->left--;
+		F->next++;
+	}
+	if (F->left == 0)
+		finish(b, file, 1);
+	return 0;
+}
+
+static int visit(struct sb *b, struct piece *p)
+{
+	uint32_t file = p->file;
+	const struct sched_file *f = &b->files[file];
+	struct fstate *F = &b->fs[file];
+
+	if (F->done || p->state != P_NEW)
+		return 0;
+	if (F->count == 1)
+		return whole(b, file, p->phys);
+	if (!f->streamed) {
+		if (!F->open) {
+			if (b->open >= b->lim->max_open || !fits(b, f->size))
+				return whole(b, file, p->phys);
+			if (emit(b, file, SO_READ, p->off, p->len, p->phys, p->gap) != 0)
+				return -1;
+			F->open = 1;
+			b->open++;
+			b->held += f->size;
+			track(b);
+		} else if (emit(b, file, SO_READ, p->off, p->len, p->phys, p->gap) != 0) {
+			return -1;
+		}
+		p->state = P_DONE;
+		if (--F->left == 0) {
+			b->held -= f->size;
+			finish(b, file, 1);
+		}
+		return 0;
+	}
+	if (p == &b->pc[F->next]) {
+		if (!F->open) {
+			if (b->open >= b->lim->max_open)
+				return whole(b, file, p->phys);
+			if (emit(b, file, SO_READ, p->off, p->len, p->phys, p->gap) != 0)
+				return -1;
+			F->open = 1;
+			b->open++;
+			track(b);
+		} else if (emit(b, file, SO_READ, p->off, p->len, p->phys, p->gap) != 0) {
+			return -1;
+		}
+		p->state = P_DONE;
+		F->left--;
+		F->next++;
+		return chain(b, file);
+	}
+	/* out of logical order: keep it if it fits, else pass over it */
+	if (!p->gap && (F->open || b->open < b->lim->max_open) && fits(b, p->len) &&
+	    b->held_ahead + p->len <= b->lim->window / 2) {
+		if (emit(b, file, SO_AHEAD, p->off, p->len, p->phys, 0) != 0)
+			return -1;
+		if (!F->open) {
+			F->open = 1;
+			b->open++;
+		}
+		b->held += p->len;
+		b->held_ahead += p->len;
+		p->state = P_KEPT;
+		track(b);
+	} else {
+		p->state = P_PASSED;
+	}
+	return 0;
+}
+
+static const struct piece *cmp_pc;
+static const struct sched_file *cmp_files;
+
+/* Placed pieces by position, then the unplaced files in plan order. */
+static int cmp_piece(const void *a, const void *b)
+{
+	const struct piece *x = &cmp_pc[*(const size_t *)a], *y = &cmp_pc[*(const size_t *)b];
+	int px = cmp_files[x->file].placed != 0, py = cmp_files[y->file].placed != 0;
+
+	if (px != py)
+		return px ? -1 : 1;
+	if (px && x->phys != y->phys)
+		return x->phys < y->phys ? -1 : 1;
+	if (x->file != y->file)
+		return x->file < y->file ? -1 : 1;
+	return x->off < y->off ? -1 : x->off > y->off;
+}
+
+/* Consecutive ops of one file over contiguous bytes, of the same kind,
+ * become one. */
+static void merge(struct sb *b)
+{
+	size_t i, n = 0;
+	for (i = 0; i < b->nops; i++) {
+		struct sched_op *o = &b->ops[i];
+		if (n > 0) {
+			struct sched_op *p = &b->ops[n - 1];
+			if (p->file == o->file && p->kind == o->kind && o->kind != SO_WHOLE &&
+			    p->off + p->len == o->off && !p->last && p->hole == o->hole) {
+				p->len += o->len;
+				p->last = o->last;
+				continue;
+			}
+		}
+		b->ops[n++] = *o;
+	}
+	b->nops = n;
+}
+
+int sched_build(const struct sched_file *files, size_t n, const struct sched_limits *lim,
+		struct sched_op **ops, size_t *nops, struct sched_stats *st, struct sl_err *err)
+{
+	struct sb b;
+	size_t *ord = NULL, i, at = 0;
+
+	memset(&b, 0, sizeof(b));
+	b.files = files;
+	b.lim = lim;
+	*ops = NULL;
+	*nops = 0;
+	if (st)
+		memset(st, 0, sizeof(*st));
+	b.fs = calloc(n ? n : 1, sizeof(*b.fs));
+	if (!b.fs)
+		goto nomem;
+	for (i = 0; i < n; i++)
+		b.npc += split(&files[i], NULL);
+	b.pc = malloc((b.npc ? b.npc : 1) * sizeof(*b.pc));
+	ord = malloc((b.npc ? b.npc : 1) * sizeof(*ord));
+	if (!b.pc || !ord)
+		goto nomem;
+	for (i = 0; i < n; i++) {
+		size_t k, c = split(&files[i], b.pc + at);
+		b.fs[i].first = b.fs[i].next = at;
+		b.fs[i].count = b.fs[i].left = c;
+		for (k = 0; k < c; k++) {
+			b.pc[at + k].file = (uint32_t)i;
+			ord[at + k] = at + k;
+		}
+		at += c;
+	}
+	b.npc = at;
+	/* qsort has no context argument in C11; this runs on one thread. */
+	cmp_pc = b.pc;
+	cmp_files = files;
+	qsort(ord, b.npc, sizeof(*ord), cmp_piece);
+	cmp_pc = NULL;
+	cmp_files = NULL;
+	for (i = 0; i < b.npc; i++)
+		if (visit(&b, &b.pc[ord[i]]) != 0)
+			goto nomem;
+	merge(&b);
+	b.st.ops = b.nops;
+	b.st.pieces = b.npc;
+	if (st)
+		*st = b.st;
+	*ops = b.ops;
+	*nops = b.nops;
+	free(ord);
+	free(b.pc);
+	free(b.fs);
+	return SL_OK;
+nomem:
+	free(ord);
+	free(b.pc);
+	free(b.fs);
+	free(b.ops);
+	return SL_FAIL(err, SL_E_NOMEM, 0, "schedule: out of memory");
+}
