@@ -160,6 +160,7 @@ static int print_json(FILE *out, const struct prep *p, const struct plan *pl)
 		const struct plan_group *gr = &pl->groups[g];
 		for (i = gr->first; i < gr->first + gr->count; i++) {
 			const struct ft_file *f = &p->ft.files[pl->seq[i]];
+			const char *via = ftab_via(&p->ft, pl->seq[i]);
 			sb_reset(&path);
 			ftab_path(&p->ft, pl->seq[i], &path);
 			sb_adds(&o, first ? "\n{\"path\":" : ",\n{\"path\":");
@@ -179,9 +180,8 @@ static int print_json(FILE *out, const struct prep *p, const struct plan *pl)
 			sb_addf(&o, ",\"located_by\":%s",
 				(f->flags & FT_LOCATED) ? by_name(f->by) : "null");
 			sb_adds(&o, ",\"read_from\":");
-			if (ftab_via(&p->ft, pl->seq[i]))
-				sb_add_json(&o, ftab_via(&p->ft, pl->seq[i]),
-					    strlen(ftab_via(&p->ft, pl->seq[i])));
+			if (via)
+				sb_add_json(&o, via, strlen(via));
 			else
 				sb_adds(&o, "null");
 			sb_addf(&o, ",\"size\":%" PRIu64 ",\"inode\":%" PRIu64 ",\"placement\":\"%s\"}",

@@ -107,6 +107,18 @@ static int next_path(const struct ftab *ft, uint32_t k, atomic_int *cancel, stru
 	return SL_OK;
 }
 
+/* The path file k is read at: its own, or its branch's (below). */
+static int read_path(const struct ftab *ft, uint32_t k, struct strbuf *path, struct sl_err *err)
+{
+	const char *via = ftab_via(ft, k);
+	if (!via)
+		return SL_OK;
+	sb_reset(path);
+	if (sb_adds(path, via) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
+	return SL_OK;
+}
+
 /* A file of a pool (mergerfs) is stat'ed, located and read on its branch,
  * so its identity, device and position are the real file's and its reader
  * the branch disk's (plan.h); *path becomes the branch path.  Whether a
@@ -126,22 +138,7 @@ static int pool_branch(struct ftab *ft, uint32_t k, struct strbuf *path, struct 
 		return SL_OK; /* no pool file, or its branch path too long: its own path */
 	if (ftab_set_via(ft, k, buf, err) != SL_OK)
 		return SL_E_NOMEM;
-	sb_reset(path);
-	if (sb_adds(path, buf) != 0)
-		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
-	return SL_OK;
-}
-
-/* The path file k is read at: its own, or its branch's (pool_branch). */
-static int read_path(const struct ftab *ft, uint32_t k, struct strbuf *path, struct sl_err *err)
-{
-	const char *via = ftab_via(ft, k);
-	if (!via)
-		return SL_OK;
-	sb_reset(path);
-	if (sb_adds(path, via) != 0)
-		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
-	return SL_OK;
+	return read_path(ft, k, path, err);
 }
 
 int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,

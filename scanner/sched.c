@@ -235,6 +235,31 @@ static int chain(struct sb *b, uint32_t file)
 	return 0;
 }
 
+/* The file's first op has just been emitted: it is open now, holding hold
+ * bytes until its last. */
+static void open_file(struct sb *b, uint32_t file, uint64_t hold)
+{
+	b->fs[file].open = 1;
+	b->open++;
+	b->held += hold;
+	track(b);
+}
+
+/* Piece p read in its place in the sweep, the file opened at its first
+ * (holding hold bytes). */
+static int read_here(struct sb *b, struct piece *p, uint64_t hold)
+{
+	struct fstate *F = &b->fs[p->file];
+
+	if (emit(b, p->file, SO_READ, p->off, p->len, p->phys, p->gap) != 0)
+		return -1;
+	if (!F->open)
+		open_file(b, p->file, hold);
+	p->state = P_DONE;
+	F->left--;
+	return 0;
+}
+
 static int visit(struct sb *b, struct piece *p)
 {
 	uint32_t file = p->file;
@@ -246,39 +271,21 @@ static int visit(struct sb *b, struct piece *p)
 	if (F->count == 1)
 		return whole(b, file, p->phys);
 	if (!f->streamed) {
-		if (!F->open) {
-			if (b->open >= b->lim->max_open || !fits(b, f->size))
-				return whole(b, file, p->phys);
-			if (emit(b, file, SO_READ, p->off, p->len, p->phys, p->gap) != 0)
-				return -1;
-			F->open = 1;
-			b->open++;
-			b->held += f->size;
-			track(b);
-		} else if (emit(b, file, SO_READ, p->off, p->len, p->phys, p->gap) != 0) {
+		if (!F->open && (b->open >= b->lim->max_open || !fits(b, f->size)))
+			return whole(b, file, p->phys);
+		if (read_here(b, p, f->size) != 0)
 			return -1;
-		}
-		p->state = P_DONE;
-		if (--F->left == 0) {
+		if (F->left == 0) {
 			b->held -= f->size;
 			finish(b, file, 1);
 		}
 		return 0;
 	}
 	if (p == &b->pc[F->next]) {
-		if (!F->open) {
-			if (b->open >= b->lim->max_open)
-				return whole(b, file, p->phys);
-			if (emit(b, file, SO_READ, p->off, p->len, p->phys, p->gap) != 0)
-				return -1;
-			F->open = 1;
-			b->open++;
-			track(b);
-		} else if (emit(b, file, SO_READ, p->off, p->len, p->phys, p->gap) != 0) {
+		if (!F->open && b->open >= b->lim->max_open)
+			return whole(b, file, p->phys);
+		if (read_here(b, p, 0) != 0)
 			return -1;
-		}
-		p->state = P_DONE;
-		F->left--;
 		F->next++;
 		return chain(b, file);
 	}
@@ -287,10 +294,8 @@ static int visit(struct sb *b, struct piece *p)
 	    b->held_ahead + p->len <= b->lim->window / 2) {
 		if (emit(b, file, SO_AHEAD, p->off, p->len, p->phys, 0) != 0)
 			return -1;
-		if (!F->open) {
-			F->open = 1;
-			b->open++;
-		}
+		if (!F->open)
+			open_file(b, file, 0);
 		b->held += p->len;
 		b->held_ahead += p->len;
 		p->state = P_KEPT;
@@ -329,7 +334,8 @@ static void merge(struct sb *b)
 		if (n > 0) {
 			struct sched_op *p = &b->ops[n - 1];
 			if (p->file == o->file && p->kind == o->kind && o->kind != SO_WHOLE &&
-			    p->off + p->len == o->off && !p->last && p->hole == o->hole) {
+			    p->off + p->len == o->off && p->hole == o->hole) {
+				/* p is not its file's last: o follows it */
 				p->len += o->len;
 				p->last = o->last;
 				continue;
