@@ -213,6 +213,11 @@ static int read_all(struct scan *sc)
 	int rc;
 
 	rc = plan_build(&s->p.ft, s->p.devs, s->order, s->seed, &r->pl, &r->err);
+	if (rc == SL_OK) {
+		struct plan_mem m;
+		px_mem(s->po.mem_budget, &m);
+		rc = plan_schedule(&r->pl, &s->p.ft, s->p.devs, &m, &r->err);
+	}
 	if (rc == SL_OK)
 		rc = db_apply_moves(sc->db, &s->p.ft, &r->diff, &r->err);
 	if (rc == SL_OK)

@@ -27,7 +27,7 @@ static const char help[] =
 	"over the runs.  Each run is stored in the index's scans table (command\n"
 	"'bench'); no file records are written.\n"
 	"\n"
-	"  --orders LIST   comma-separated, default physical,inode,fs,random\n"
+	"  --orders LIST   comma-separated, default physical,first-extent,inode,fs,random\n"
 	"  --runs N        runs per order (default 3)\n"
 	"  --svg FILE      draw, per order, the physical offset read against time\n"
 	"  --db PATH       where the runs are recorded (default index)\n"
@@ -298,6 +298,11 @@ static int one_run(struct bench *B, int r, int oi, int order, struct sl_err *e)
 	rc = prep_walk_locate(&p, B->cross_fs, NULL, B->dbpath, B->cancel, e);
 	if (rc == SL_OK)
 		rc = plan_build(&p.ft, p.devs, order, B->seed + (uint64_t)r, &pl, e);
+	if (rc == SL_OK) {
+		struct plan_mem m;
+		px_mem(po.mem_budget, &m);
+		rc = plan_schedule(&pl, &p.ft, p.devs, &m, e);
+	}
 	B->res[oi][r].meta = sys_now() - t;
 	if (rc == SL_OK) {
 		ev = calloc(pl.n ? pl.n : 1, sizeof(*ev));
@@ -390,7 +395,7 @@ int cmd_bench(int argc, char **argv)
 	memset(res, 0, sizeof(res));
 	memset(tr, 0, sizeof(tr));
 	memset(&B, 0, sizeof(B));
-	parse_orders("physical,inode,fs,random", orders, &norders);
+	parse_orders("physical,first-extent,inode,fs,random", orders, &norders);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (c) {

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "app/scan.h"
+#include "indexer/pipeline.h"
 #include "cli/cli.h"
 #include "common/sys.h"
 #include "scanner/chunkmap.h"
@@ -20,7 +21,8 @@ static const char help[] =
 	"the order chosen for each disk and why.  Nothing is read and the index\n"
 	"is not touched.\n"
 	"\n"
-	"  --order ORDER   auto (default), physical, inode, fs, path or random\n"
+	"  --order ORDER   auto (default), physical, first-extent, inode,\n"
+	"                  fs, path or random\n"
 	"  --json          one JSON document instead of a table\n"
 	"  -0, --print0    only the paths, in reading order (disk after disk),\n"
 	"                  each ending in a NUL byte, for other tools:\n"
@@ -86,6 +88,50 @@ static void json_errno(struct strbuf *o, const char *key, int e)
 	sb_add_json(o, why, strlen(why));
 }
 
+/* A fragmented file's runs as [logical, position, length], positions on
+ * its file system as phys_offset; null when it keeps none (extents.h). */
+static void json_runs(struct strbuf *o, const struct ftab *ft, uint32_t file)
+{
+	size_t n, k;
+	const struct ft_run *r = ftab_runs(ft, file, &n);
+
+	if (!r) {
+		sb_adds(o, ",\"runs\":null");
+		return;
+	}
+	sb_adds(o, ",\"runs\":[");
+	for (k = 0; k < n; k++)
+		sb_addf(o, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", k ? "," : "", r[k].logical,
+			r[k].phys, r[k].len);
+	sb_addc(o, ']');
+}
+
+/* The group's extent schedule (sched.h): its figures, and every op as
+ * [file, kind, offset, length, disk position], file being the op's index
+ * in the plan's "files" list. */
+static void json_schedule(struct strbuf *o, const struct plan_group *gr)
+{
+	const struct sched_stats *st = &gr->sched;
+	size_t i;
+
+	if (!gr->ops) {
+		sb_adds(o, "null");
+		return;
+	}
+	sb_addf(o,
+		"{\"window\":%" PRIu64 ",\"pieces\":%zu,\"read_whole\":%zu,\"read_across\":%zu,"
+		"\"kept_ahead\":%zu,\"read_back\":%zu,\"peak_held\":%" PRIu64
+		",\"peak_open\":%u,\"ops\":[",
+		gr->window, st->pieces, st->whole, st->spread, st->ahead, st->back, st->peak_held,
+		st->peak_open);
+	for (i = 0; i < gr->nops; i++) {
+		const struct sched_op *op = &gr->ops[i];
+		sb_addf(o, "%s[%zu,\"%s\",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", i ? "," : "",
+			gr->first + op->file, sched_kind_name(op->kind), op->off, op->len, op->phys);
+	}
+	sb_adds(o, "]}");
+}
+
 static void json_device(struct strbuf *o, const struct prep *p, const struct plan *pl, size_t g)
 {
 	const struct plan_group *gr = &pl->groups[g];
@@ -132,7 +178,9 @@ static void json_device(struct strbuf *o, const struct prep *p, const struct pla
 		sb_addc(o, '}');
 		first = 0;
 	}
-	sb_adds(o, "]}");
+	sb_adds(o, "],\"schedule\":");
+	json_schedule(o, gr);
+	sb_addc(o, '}');
 }
 
 static int print_json(FILE *out, const struct prep *p, const struct plan *pl)
@@ -179,6 +227,7 @@ static int print_json(FILE *out, const struct prep *p, const struct plan *pl)
 					f->frag_min ? "false" : "true");
 			sb_addf(&o, ",\"located_by\":%s",
 				(f->flags & FT_LOCATED) ? by_name(f->by) : "null");
+			json_runs(&o, &p->ft, pl->seq[i]);
 			sb_adds(&o, ",\"read_from\":");
 			if (via)
 				sb_add_json(&o, via, strlen(via));
@@ -526,6 +575,11 @@ int cmd_plan(int argc, char **argv)
 	rc = prep_walk_locate(&set.p, set.cross_fs, &set.ex, NULL, NULL, &e);
 	if (rc == SL_OK)
 		rc = plan_build(&set.p.ft, set.p.devs, set.order, set.seed, &pl, &e);
+	if (rc == SL_OK) {
+		struct plan_mem m;
+		px_mem(set.po.mem_budget, &m);
+		rc = plan_schedule(&pl, &set.p.ft, set.p.devs, &m, &e);
+	}
 	if (rc != SL_OK) {
 		cli_error("plan", &e);
 	} else if (check) {

@@ -125,13 +125,32 @@ static void slow_reads(struct pipe *P, size_t nreaders)
 	}
 }
 
+static size_t budget_total(size_t mem_budget)
+{
+	size_t total = mem_budget ? mem_budget : (size_t)64 << 20;
+	return total < ((size_t)1 << 20) ? (size_t)1 << 20 : total;
+}
+
+/* Files a sweep keeps open at most: descriptors, far below any limit. */
+#define SWEEP_OPEN 64
+
+void px_mem(size_t mem_budget, struct plan_mem *m)
+{
+	size_t total = budget_total(mem_budget);
+
+	m->whole_max = total / 4;
+	/* held buffers may come from the pool at up to twice their size
+	 * (budget.c): a quarter becomes at most a half */
+	m->window = total / 4;
+	m->grain = POOL_GRAIN;
+	m->max_open = SWEEP_OPEN;
+}
+
 /* The options' defaults, resolved here only. */
 static void resolve(struct pipe *P, const struct px_opts *o)
 {
-	size_t total = o->mem_budget ? o->mem_budget : (size_t)64 << 20;
+	size_t total = budget_total(o->mem_budget);
 
-	if (total < ((size_t)1 << 20))
-		total = (size_t)1 << 20;
 	budget_init(&P->budget, total);
 	P->whole_max = total / 4;
 	P->chunk = o->chunk ? o->chunk : (size_t)4 << 20;

@@ -87,6 +87,12 @@ struct px_stats {
 	char stuck[64];      /* the disk of that read */
 };
 
+/* What px_run holds with mem_budget (as px_opts.mem_budget), for the plan's
+ * extent schedules (plan_schedule): the files above a quarter of the budget
+ * are streamed, and the sweeps together hold a quarter at most.  Why that
+ * cannot deadlock: docs/design.md, "The extent schedule". */
+void px_mem(size_t mem_budget, struct plan_mem *m);
+
 /* Read every file of the plan and store a record for it, plus one for every
  * entry of ft the walk or locate pass marked failed.  Returns SL_OK when all
  * records were stored (some may carry per-file errors: st->errors);

@@ -57,6 +57,19 @@ struct ext_result {
 			       tell whether the file system can place files */
 };
 
+/* A fragmented file's runs, kept for the extent schedule (sched.h): every
+ * extent of plain data (not inline, not encoded, not unwritten-by-delayed-
+ * allocation), merged where both the file and the disk are contiguous.  Left
+ * empty (n 0) when the file is in one run, when any extent is not plain data
+ * (the file is read whole then), where the positions come from FIBMAP
+ * (bisection knows where runs start, not all of them) or Windows (not yet),
+ * and when memory for them ran out (the file is read whole: slower, not
+ * wrong).  The buffer grows as needed and is reused from file to file. */
+struct ext_runs {
+	struct ft_run *v;
+	size_t n, cap;
+};
+
 /* Identity, size, mtime and ctime of path, without opening it and without
  * following a final symlink.  Returns SL_OK; SL_E_IO when it vanished, is
  * unreadable or is no longer a regular file; SL_E_RESOURCE for resource
@@ -65,12 +78,14 @@ int ext_stat(const char *path, struct ext_result *r, struct sl_err *err);
 
 /* Open path without following a final symlink and without blocking on a
  * FIFO put there since the walk, stat it, and ask where its data lies as
- * mode says (EXT_NONE: the result carries FT_NOEXT without asking).
+ * mode says (EXT_NONE: the result carries FT_NOEXT without asking), and,
+ * when runs is not NULL, fill it (above).
  *
  * Returns SL_OK; SL_E_IO when the file vanished, is unreadable or is no longer
  * a regular file (the message says which, for the file's record);
  * SL_E_RESOURCE when descriptors or memory ran out.  *r is zeroed first. */
-int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struct sl_err *err);
+int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struct ext_runs *runs,
+	       struct sl_err *err);
 
 /* A pool file's path on its branch: mergerfs, which pools the file systems
  * of several disks under one mount, names it in the extended attribute

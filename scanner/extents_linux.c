@@ -8,6 +8,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdlib.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
 #include <string.h>
@@ -27,14 +28,58 @@ static int is_unsupported(int e)
 	return e == EOPNOTSUPP || e == ENOTTY || e == EINVAL || e == ENOSYS || e == EBADR;
 }
 
-static void map_extents(int fd, struct ext_result *r)
+#define PLAIN_DATA_MASK                                                                        \
+	(FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC | FIEMAP_EXTENT_ENCODED |               \
+	 FIEMAP_EXTENT_DATA_ENCRYPTED | FIEMAP_EXTENT_DATA_INLINE | FIEMAP_EXTENT_DATA_TAIL |   \
+	 FIEMAP_EXTENT_NOT_ALIGNED)
+
+/* Add one extent to runs, merged with the last where it continues it on
+ * the disk and in the file; *drop is set (the file keeps no runs) when it
+ * cannot be kept. */
+static void add_run(struct ext_runs *runs, const struct fiemap_extent *x, int *drop)
+{
+	struct ft_run *last;
+
+	if (*drop)
+		return;
+	last = runs->n ? &runs->v[runs->n - 1] : NULL;
+	if (x->fe_flags & PLAIN_DATA_MASK) {
+		*drop = 1;
+		return;
+	}
+	if (last && last->logical + last->len == x->fe_logical &&
+	    last->phys + last->len == x->fe_physical) {
+		last->len += x->fe_length;
+		return;
+	}
+	if (last && x->fe_logical < last->logical + last->len) {
+		*drop = 1; /* overlapping: not a map to follow */
+		return;
+	}
+	if (runs->n == runs->cap) {
+		size_t cap = runs->cap ? runs->cap * 2 : 16;
+		struct ft_run *v = realloc(runs->v, cap * sizeof(*v));
+		if (!v) {
+			*drop = 1;
+			return;
+		}
+		runs->v = v;
+		runs->cap = cap;
+	}
+	runs->v[runs->n].logical = x->fe_logical;
+	runs->v[runs->n].phys = x->fe_physical;
+	runs->v[runs->n].len = x->fe_length;
+	runs->n++;
+}
+
+static void map_extents(int fd, struct ext_result *r, struct ext_runs *runs)
 {
 	union {
 		struct fiemap fm;
 		unsigned char raw[sizeof(struct fiemap) + BATCH * sizeof(struct fiemap_extent)];
 	} u;
 	uint64_t start = 0, prev_end = 0;
-	int first = 1, have_prev = 0;
+	int first = 1, have_prev = 0, drop = runs == NULL;
 
 	for (;;) {
 		struct fiemap *fm = &u.fm;
@@ -53,13 +98,14 @@ static void map_extents(int fd, struct ext_result *r)
 				/* a later batch failed: what we have is partial */
 				r->flags |= FT_UNKNOWN;
 			}
-			return;
+			drop = 1;
+			goto done;
 		}
 		n = fm->fm_mapped_extents;
 		if (n == 0) {
 			if (first)
 				r->flags |= FT_EMPTY;
-			return;
+			goto done;
 		}
 		for (i = 0; i < n; i++) {
 			const struct fiemap_extent *x = &fm->fm_extents[i];
@@ -82,13 +128,19 @@ static void map_extents(int fd, struct ext_result *r)
 				r->fragments++;
 			have_prev = 1;
 			prev_end = x->fe_physical + x->fe_length;
+			add_run(runs, x, &drop);
 			if (fl & FIEMAP_EXTENT_LAST)
-				return;
+				goto done;
 		}
 		start = fm->fm_extents[n - 1].fe_logical + fm->fm_extents[n - 1].fe_length;
 		if (n < BATCH && start >= r->size)
-			return; /* some file systems omit the LAST flag */
+			goto done; /* some file systems omit the LAST flag */
 	}
+done:
+	/* one run needs no schedule; a file not placed has none to follow */
+	if (runs && (drop || r->fragments < 2 || !(r->flags & FT_LOCATED) ||
+		     (r->flags & FT_UNKNOWN)))
+		runs->n = 0;
 }
 
 /* ---- FIBMAP ---- */
@@ -228,12 +280,15 @@ int ext_stat(const char *path, struct ext_result *r, struct sl_err *err)
 	return SL_OK;
 }
 
-int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struct sl_err *err)
+int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struct ext_runs *runs,
+	       struct sl_err *err)
 {
 	struct stat st;
 	int fd, e;
 
 	memset(r, 0, sizeof(*r));
+	if (runs)
+		runs->n = 0;
 	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
 	if (fd < 0) {
 		e = errno;
@@ -252,7 +307,7 @@ int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struc
 	}
 	fill_stat(&st, r);
 	if (mode == EXT_MAP || mode == EXT_ASK) {
-		map_extents(fd, r);
+		map_extents(fd, r, runs);
 		if (!(r->flags & FT_NOEXT))
 			r->by = FT_BY_MAP;
 	}
@@ -260,6 +315,8 @@ int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struc
 	 * anonymous numbers have FIEMAP) */
 	if (mode == EXT_BMAP || (mode == EXT_ASK && (r->flags & FT_NOEXT) && major(st.st_dev) != 0)) {
 		r->flags &= (uint16_t)~FT_NOEXT;
+		if (runs)
+			runs->n = 0; /* bisection finds where runs start, not all of them */
 		map_blocks(fd, r);
 	}
 	if (mode == EXT_NONE)

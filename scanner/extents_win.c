@@ -234,9 +234,14 @@ int ext_stat(const char *path, struct ext_result *r, struct sl_err *err)
 
 /* Windows has no FIBMAP: EXT_BMAP is asked as the map (no file system
  * answers it there, so it never comes). */
-int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struct sl_err *err)
+int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struct ext_runs *runs,
+	       struct sl_err *err)
 {
-	int rc = locate(path, mode != EXT_NONE, r, err);
+	int rc;
+
+	if (runs)
+		runs->n = 0; /* retrieval pointers keep no runs yet (extents.h) */
+	rc = locate(path, mode != EXT_NONE, r, err);
 	if (rc == SL_OK && mode != EXT_NONE && !(r->flags & FT_NOEXT))
 		r->by = FT_BY_MAP;
 	return rc;

@@ -18,6 +18,8 @@ void ftab_free(struct ftab *ft)
 	free(ft->devs);
 	free(ft->seen);
 	free(ft->via);
+	free(ft->runs);
+	free(ft->run_at);
 	memset(ft, 0, sizeof(*ft));
 }
 
@@ -163,6 +165,52 @@ int ftab_set_via(struct ftab *ft, uint32_t file, const char *path, struct sl_err
 		return SL_FAIL(err, SL_E_NOMEM, 0, "name arena: out of memory");
 	ft->via[file] = off;
 	return SL_OK;
+}
+
+int ftab_set_runs(struct ftab *ft, uint32_t file, const struct ft_run *runs, size_t n,
+		  struct sl_err *err)
+{
+	size_t old = ft->run_at_cap;
+
+	if (file >= ft->run_at_cap) {
+		if (sl_grow(&ft->run_at, &ft->run_at_cap, ft->nfiles > file ? ft->nfiles : file + 1,
+			    sizeof(*ft->run_at)) != 0)
+			return SL_FAIL(err, SL_E_NOMEM, 0, "file table: out of memory");
+		memset(ft->run_at + old, 0, (ft->run_at_cap - old) * sizeof(*ft->run_at));
+	}
+	ft->run_at[file].count = 0;
+	if (n == 0)
+		return SL_OK;
+	/* earlier runs of this file stay in the pool unused: a file is
+	 * located once a scan */
+	if (n > UINT32_MAX || ft->nruns + n > UINT32_MAX ||
+	    sl_grow(&ft->runs, &ft->runs_cap, ft->nruns + n, sizeof(*ft->runs)) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "file table: out of memory");
+	memcpy(ft->runs + ft->nruns, runs, n * sizeof(*runs));
+	ft->run_at[file].first = (uint32_t)ft->nruns;
+	ft->run_at[file].count = (uint32_t)n;
+	ft->nruns += n;
+	return SL_OK;
+}
+
+struct ft_run *ftab_runs_mut(struct ftab *ft, uint32_t file, size_t *n)
+{
+	if (file >= ft->run_at_cap || ft->run_at[file].count == 0) {
+		*n = 0;
+		return NULL;
+	}
+	*n = ft->run_at[file].count;
+	return ft->runs + ft->run_at[file].first;
+}
+
+const struct ft_run *ftab_runs(const struct ftab *ft, uint32_t file, size_t *n)
+{
+	if (file >= ft->run_at_cap || ft->run_at[file].count == 0) {
+		*n = 0;
+		return NULL;
+	}
+	*n = ft->run_at[file].count;
+	return ft->runs + ft->run_at[file].first;
 }
 
 const char *ftab_via(const struct ftab *ft, uint32_t file)

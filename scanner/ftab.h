@@ -67,6 +67,15 @@ struct ft_file {
 			       bisection ran out of its budget, extents.h) */
 };
 
+/* A physically contiguous run of a file's data: bytes [logical, logical +
+ * len) of the file lie at phys on its file system (disk-absolute once the
+ * plan adds the partition's start). */
+struct ft_run {
+	uint64_t logical;
+	uint64_t phys;
+	uint64_t len;
+};
+
 /* One file system seen by the walk. */
 struct ft_dev {
 	uint64_t st_dev;
@@ -105,6 +114,15 @@ struct ftab {
 	 * until a pool is seen, so that other trees pay nothing */
 	uint32_t *via;
 	size_t via_cap;
+	/* a fragmented file's runs (extents.h), for the extent schedule
+	 * (sched.h): run_at[i] is (first, count) in runs[], count 0 for none;
+	 * NULL until a fragmented file is seen */
+	struct ft_run *runs;
+	size_t nruns, runs_cap;
+	struct {
+		uint32_t first, count;
+	} *run_at;
+	size_t run_at_cap;
 };
 
 void ftab_init(struct ftab *ft);
@@ -141,6 +159,16 @@ int ftab_fail(struct ftab *ft, uint32_t file, const char *msg, struct sl_err *er
  * NULL.  ftab_set_via returns SL_OK or SL_E_NOMEM. */
 int ftab_set_via(struct ftab *ft, uint32_t file, const char *path, struct sl_err *err);
 const char *ftab_via(const struct ftab *ft, uint32_t file);
+
+/* A fragmented file's runs, in logical order (copied; n of them, replacing
+ * any earlier ones), or (ftab_runs) NULL with *n 0 when none are known: the
+ * file is then read whole from its first position.  ftab_set_runs returns
+ * SL_OK or SL_E_NOMEM. */
+int ftab_set_runs(struct ftab *ft, uint32_t file, const struct ft_run *runs, size_t n,
+		  struct sl_err *err);
+const struct ft_run *ftab_runs(const struct ftab *ft, uint32_t file, size_t *n);
+/* The same runs, to change their positions in place (btrfs's chunk map). */
+struct ft_run *ftab_runs_mut(struct ftab *ft, uint32_t file, size_t *n);
 
 /* Record that directory (dev, ino) is being walked.  Returns 1 if it was
  * already walked (a loop or an overlapping root), 0 if new, -1 on no memory. */

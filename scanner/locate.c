@@ -225,6 +225,34 @@ static enum ext_mode ask_mode(const struct ft_dev *d)
 /* What the extent pass says of where a file lies; it replaces them whole. */
 #define WHERE_FLAGS (FT_LOCATED | FT_INLINE | FT_UNKNOWN | FT_ENCODED | FT_EMPTY | FT_NOEXT)
 
+/* Whether file i's first position and its runs map through m (CM_MAPPED,
+ * else why not); with apply, replace them by what they map to.  A run
+ * lies within one chunk (btrfs extents never cross one), so its start
+ * says where all of it is. */
+static int map_file(struct ftab *ft, const struct chunkmap *m, uint32_t i, int apply)
+{
+	struct ft_file *f = &ft->files[i];
+	struct ft_run *runs;
+	uint64_t off;
+	size_t k, n;
+	int why = chunkmap_map(m, f->phys, &off);
+
+	if (why != CM_MAPPED)
+		return why;
+	if (apply)
+		f->phys = off;
+	runs = ftab_runs_mut(ft, i, &n);
+	for (k = 0; k < n; k++) {
+		uint64_t roff;
+		why = chunkmap_map(m, runs[k].phys, &roff);
+		if (why != CM_MAPPED)
+			return why;
+		if (apply)
+			runs[k].phys = roff;
+	}
+	return CM_MAPPED;
+}
+
 /* btrfs answers logical addresses: make the positions of device d's files
  * offsets on its device through the chunk map, all of them or (when one
  * cannot be) none, so that one order holds for the device (chunkmap.h). */
@@ -233,7 +261,6 @@ static int map_logical(struct ftab *ft, uint16_t d, struct strbuf *path, struct 
 	struct chunkmap m;
 	struct sl_err ce;
 	size_t i, first = FT_NONE;
-	uint64_t off;
 	int rc, why = CM_MAPPED;
 
 	for (i = 0; i < ft->nfiles && first == FT_NONE; i++)
@@ -258,13 +285,12 @@ static int map_logical(struct ftab *ft, uint16_t d, struct strbuf *path, struct 
 	for (i = first; i < ft->nfiles && why == CM_MAPPED; i++) {
 		const struct ft_file *f = &ft->files[i];
 		if (f->dev == d && (f->flags & FT_LOCATED))
-			why = chunkmap_map(&m, f->phys, &off);
+			why = map_file(ft, &m, (uint32_t)i, 0);
 	}
 	for (i = first; i < ft->nfiles && why == CM_MAPPED; i++) {
-		struct ft_file *f = &ft->files[i];
-		if (f->dev == d && (f->flags & FT_LOCATED) &&
-		    chunkmap_map(&m, f->phys, &off) == CM_MAPPED)
-			f->phys = off;
+		const struct ft_file *f = &ft->files[i];
+		if (f->dev == d && (f->flags & FT_LOCATED))
+			map_file(ft, &m, (uint32_t)i, 1);
 	}
 	ft->devs[d].logical = why;
 	chunkmap_free(&m);
@@ -275,6 +301,7 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		   struct sl_err *err)
 {
 	struct strbuf path = STRBUF_INIT;
+	struct ext_runs runs = {NULL, 0, 0};
 	struct key *keys = NULL;
 	size_t i, n = 0;
 	int rc;
@@ -299,7 +326,7 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		    (rc = read_path(ft, k, &path, err)) != SL_OK)
 			break;
 		d = &ft->devs[f->dev];
-		frc = ext_locate(path.p, ask_mode(d), &r, &fe);
+		frc = ext_locate(path.p, ask_mode(d), &r, &runs, &fe);
 		if (frc != SL_OK) {
 			/* vanished between the passes: not counted twice */
 			if (f->flags & FT_STATED) {
@@ -341,10 +368,13 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		f->flags = (uint16_t)((f->flags & ~WHERE_FLAGS) | r.flags);
 		if (r.flags & FT_LOCATED)
 			st->located++;
+		if ((runs.n || ft->run_at) && (rc = ftab_set_runs(ft, k, runs.v, runs.n, err)) != SL_OK)
+			break;
 	}
 	for (i = 0; i < ft->ndevs && rc == SL_OK; i++)
 		if (ft->devs[i].extents == 1 && ft->devs[i].by == FT_BY_MAP)
 			rc = map_logical(ft, (uint16_t)i, &path, err);
+	free(runs.v);
 	free(keys);
 	sb_free(&path);
 	return rc;

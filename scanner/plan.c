@@ -9,11 +9,12 @@
 #include "scanner/chunkmap.h"
 #include "scanner/extents.h"
 
-static const char *const order_names[] = {"auto", "physical", "inode", "fs", "path", "random"};
+static const char *const order_names[] = {"auto", "physical", "inode",  "fs",
+					  "path", "random",   "first-extent"};
 
 const char *plan_order_name(int order)
 {
-	if (order < 0 || order > PLAN_RANDOM)
+	if (order < 0 || order >= PLAN_NORDERS)
 		return "?";
 	return order_names[order];
 }
@@ -21,7 +22,7 @@ const char *plan_order_name(int order)
 int plan_order_parse(const char *s, int *order)
 {
 	int i;
-	for (i = 0; i <= PLAN_RANDOM; i++) {
+	for (i = 0; i < PLAN_NORDERS; i++) {
 		if (strcmp(s, order_names[i]) == 0) {
 			*order = i;
 			return 0;
@@ -80,10 +81,12 @@ int plan_decide(int requested, const struct plan_facts *f, char *reason, size_t 
 		snprintf(reason, cap, "%s: by inode number instead%s", why, root_hint(f));
 		return PLAN_INODE;
 	case PLAN_PHYSICAL:
+	case PLAN_FIRST:
 		if (f->extents) {
-			snprintf(reason, cap, "requested; by first physical offset%s",
-				 f->by == FT_BY_BMAP ? " (from FIBMAP)" : "");
-			return PLAN_PHYSICAL;
+			snprintf(reason, cap, "requested; by first physical offset%s%s",
+				 f->by == FT_BY_BMAP ? " (from FIBMAP)" : "",
+				 requested == PLAN_FIRST ? ", each file whole" : "");
+			return requested;
 		}
 		snprintf(reason, cap, "physical requested, but %s: fell back to inode order%s", why,
 			 root_hint(f));
@@ -163,7 +166,7 @@ static int sort_by_keys(const struct ftab *ft, const struct dev_info *devs, uint
 		const struct ft_file *f = &ft->files[seq[i]];
 		uint64_t dev = ft->devs[f->dev].st_dev;
 		k[i].idx = seq[i];
-		if (order == PLAN_PHYSICAL && (f->flags & FT_LOCATED)) {
+		if ((order == PLAN_PHYSICAL || order == PLAN_FIRST) && (f->flags & FT_LOCATED)) {
 			k[i].k0 = 0;
 			k[i].k1 = devs[f->dev].part_start + f->phys;
 			k[i].k2 = f->ino;
@@ -249,8 +252,12 @@ static void shuffle(uint32_t *seq, size_t n, uint64_t seed)
 
 void plan_free(struct plan *p)
 {
+	size_t g;
+
 	if (!p)
 		return;
+	for (g = 0; g < p->ngroups; g++)
+		free(p->groups[g].ops);
 	free(p->seq);
 	free(p->groups);
 	free(p->dev_group);
@@ -391,6 +398,7 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 					 : "nothing to read");
 		switch (gr->order) {
 		case PLAN_PHYSICAL:
+		case PLAN_FIRST:
 		case PLAN_INODE:
 			if (sort_by_keys(ft, devs, s, gr->count, gr->order, &gr->located) != 0)
 				goto nomem;
@@ -405,9 +413,10 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 		default:
 			break; /* fs: enumeration order as walked */
 		}
-		if (gr->order == PLAN_PHYSICAL)
+		if (gr->order == PLAN_PHYSICAL || gr->order == PLAN_FIRST)
 			note_btrfs(ft, devs, &p, g);
-		if (gr->order == PLAN_PHYSICAL && gr->located < gr->count) {
+		if ((gr->order == PLAN_PHYSICAL || gr->order == PLAN_FIRST) &&
+		    gr->located < gr->count) {
 			size_t l = strlen(gr->reason);
 			snprintf(gr->reason + l, sizeof(gr->reason) - l,
 				 "; %zu of %zu files have no position (inline, unallocated or "
@@ -424,4 +433,125 @@ nomem:
 	free(remap);
 	plan_free(&p);
 	return SL_FAIL(err, SL_E_NOMEM, 0, "plan: out of memory");
+}
+
+/* Group g's files as the schedule sees them, disk-absolute; *runs holds
+ * their runs (free both).  -1 when out of memory. */
+static int sched_files(const struct plan *p, const struct ftab *ft, const struct dev_info *devs,
+		       size_t g, uint64_t whole_max, struct sched_file **out, struct ft_run **runs,
+		       size_t *nfrag)
+{
+	const struct plan_group *gr = &p->groups[g];
+	struct sched_file *sf = calloc(gr->count ? gr->count : 1, sizeof(*sf));
+	struct ft_run *rv = NULL;
+	size_t i, total = 0, at = 0;
+
+	for (i = 0; i < gr->count; i++) {
+		size_t n;
+		ftab_runs(ft, p->seq[gr->first + i], &n);
+		total += n;
+	}
+	rv = malloc((total ? total : 1) * sizeof(*rv));
+	if (!sf || !rv) {
+		free(sf);
+		free(rv);
+		return -1;
+	}
+	for (i = 0; i < gr->count; i++) {
+		uint32_t k = p->seq[gr->first + i];
+		const struct ft_file *f = &ft->files[k];
+		uint64_t base = devs[f->dev].part_start;
+		const struct ft_run *r;
+		size_t n, j;
+
+		sf[i].size = f->size;
+		sf[i].placed = (f->flags & FT_LOCATED) != 0;
+		sf[i].phys = base + f->phys;
+		sf[i].streamed = f->size > whole_max;
+		r = sf[i].placed ? ftab_runs(ft, k, &n) : NULL;
+		if (!r)
+			continue;
+		sf[i].runs = rv + at;
+		sf[i].nruns = (uint32_t)n;
+		(*nfrag)++;
+		for (j = 0; j < n; j++, at++) {
+			rv[at] = r[j];
+			rv[at].phys += base;
+		}
+	}
+	*out = sf;
+	*runs = rv;
+	return 0;
+}
+
+/* A group the schedule is for: one reader follows its physical order. */
+static int sweepable(const struct plan_group *gr)
+{
+	return gr->order == PLAN_PHYSICAL && gr->rotational != 0 && gr->count > 1;
+}
+
+int plan_schedule(struct plan *p, const struct ftab *ft, const struct dev_info *devs,
+		  const struct plan_mem *m, struct sl_err *err)
+{
+	struct sched_file **sf = calloc(p->ngroups ? p->ngroups : 1, sizeof(*sf));
+	struct ft_run **rv = calloc(p->ngroups ? p->ngroups : 1, sizeof(*rv));
+	size_t *nfrag = calloc(p->ngroups ? p->ngroups : 1, sizeof(*nfrag));
+	size_t g, swept = 0;
+	int rc = SL_OK;
+
+	if (!sf || !rv || !nfrag) {
+		free(sf);
+		free(rv);
+		free(nfrag);
+		return SL_FAIL(err, SL_E_NOMEM, 0, "plan: out of memory");
+	}
+	for (g = 0; g < p->ngroups && rc == SL_OK; g++) {
+		if (!sweepable(&p->groups[g]) || !ft->run_at)
+			continue;
+		if (sched_files(p, ft, devs, g, m->whole_max, &sf[g], &rv[g], &nfrag[g]) != 0)
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "plan: out of memory");
+		else if (sched_needed(sf[g], p->groups[g].count))
+			swept++;
+		else {
+			free(sf[g]);
+			free(rv[g]);
+			sf[g] = NULL;
+			rv[g] = NULL;
+		}
+	}
+	for (g = 0; g < p->ngroups && rc == SL_OK; g++) {
+		struct plan_group *gr = &p->groups[g];
+		struct sched_limits lim;
+		size_t l;
+
+		if (!sf[g])
+			continue;
+		lim.window = m->window / swept;
+		lim.max_open = m->max_open;
+		lim.grain = m->grain;
+		rc = sched_build(sf[g], gr->count, &lim, &gr->ops, &gr->nops, &gr->sched, err);
+		if (rc != SL_OK)
+			break;
+		gr->window = lim.window;
+		l = strlen(gr->reason);
+		snprintf(gr->reason + l, sizeof(gr->reason) - l,
+			 "; %zu files fragmented: one sweep over the extents (%zu pieces, %zu "
+			 "files read across the sweep)",
+			 nfrag[g], gr->sched.pieces, gr->sched.spread);
+	}
+	if (rc == SL_OK)
+		p->whole_max = m->whole_max;
+	for (g = 0; g < p->ngroups; g++) {
+		free(sf[g]);
+		free(rv[g]);
+		if (rc != SL_OK) {
+			free(p->groups[g].ops);
+			p->groups[g].ops = NULL;
+			p->groups[g].nops = 0;
+		}
+	}
+	free(sf);
+	free(rv);
+	free(nfrag);
+	return rc;
 }

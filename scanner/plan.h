@@ -5,8 +5,10 @@
  * Each group is read by its own reader, so different disks work in parallel
  * while one disk is never asked for two places at once.
  *
- * Orders: physical (first physical offset, disk-absolute), inode, fs
- * (enumeration order), path (bytewise), random (seeded).  auto picks per
+ * Orders: physical (first physical offset, disk-absolute; a fragmented
+ * file's extents in their places by the extent schedule, plan_schedule),
+ * first-extent (the same without the schedule), inode, fs (enumeration
+ * order), path (bytewise), random (seeded).  auto picks per
  * group: fs on disks without a seek penalty, physical where the file system
  * has an extent map (or FIBMAP, extents.h), inode where it has not.  A
  * physical request on a group without either falls back to inode; the
@@ -25,8 +27,21 @@
 #include "common/err.h"
 #include "scanner/device.h"
 #include "scanner/ftab.h"
+#include "scanner/sched.h"
 
-enum plan_order { PLAN_AUTO, PLAN_PHYSICAL, PLAN_INODE, PLAN_FS, PLAN_PATH, PLAN_RANDOM };
+/* PLAN_FIRST ("first-extent") is physical order without the extent
+ * schedule: each file read whole from its first extent, as before the
+ * schedule, for benchmarks to compare (last: the names are stored). */
+enum plan_order {
+	PLAN_AUTO,
+	PLAN_PHYSICAL,
+	PLAN_INODE,
+	PLAN_FS,
+	PLAN_PATH,
+	PLAN_RANDOM,
+	PLAN_FIRST,
+	PLAN_NORDERS
+};
 
 struct plan_group {
 	char name[64];     /* disk name ("sda", "loop3") or "fs 0:39" */
@@ -38,6 +53,13 @@ struct plan_group {
 	size_t count;
 	size_t located;    /* files placed by physical offset */
 	uint64_t bytes;
+	/* the extent schedule (sched.h; plan_schedule): op.file indexes this
+	 * group's slice of seq.  NULL when the group's files are read one
+	 * after another in seq order. */
+	struct sched_op *ops;
+	size_t nops;
+	struct sched_stats sched;
+	uint64_t window;   /* its share of plan_mem.window */
 };
 
 struct plan {
@@ -48,7 +70,24 @@ struct plan {
 	uint16_t *dev_group;  /* ftab device index -> group index */
 	int requested;
 	uint64_t seed;        /* used by PLAN_RANDOM */
+	uint64_t whole_max;   /* the schedules' (plan_mem.whole_max) */
 };
+
+/* What the pipeline will hold, for the schedules (pipeline.h, px_mem). */
+struct plan_mem {
+	uint64_t whole_max; /* files above it are streamed in chunks */
+	uint64_t window;    /* bytes all swept groups may hold at once, shared */
+	uint64_t grain;     /* the budget's allocation unit */
+	uint32_t max_open;  /* files a sweep keeps open at most */
+};
+
+/* The extent schedule for each group read in physical order by one reader
+ * (a disk with a seek penalty, or one not known to have none: the pipeline
+ * gives those one reader) where some file is in more than one piece; the
+ * window is shared evenly by those groups.  Returns SL_OK or SL_E_NOMEM
+ * (the plan is unchanged then). */
+int plan_schedule(struct plan *p, const struct ftab *ft, const struct dev_info *devs,
+		  const struct plan_mem *m, struct sl_err *err);
 
 /* Build the plan for every file of ft to read (not failed, not FT_SKIP).  devs has one
  * entry per ft->devs (from locate_all).  Returns SL_OK or SL_E_NOMEM; *out is

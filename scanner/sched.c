@@ -49,7 +49,7 @@ static int runs_sane(const struct sched_file *f)
 	uint64_t end = 0;
 	uint32_t i;
 	for (i = 0; i < f->nruns; i++) {
-		const struct sched_run *r = &f->runs[i];
+		const struct ft_run *r = &f->runs[i];
 		if (r->len == 0 || r->logical < end || r->logical + r->len < r->logical)
 			return 0;
 		end = r->logical + r->len;
@@ -109,7 +109,7 @@ static size_t split(const struct sched_file *f, struct piece *out)
 	}
 	prev_end = f->runs[0].phys;
 	for (i = 0; i < f->nruns && at < f->size; i++) {
-		const struct sched_run *r = &f->runs[i];
+		const struct ft_run *r = &f->runs[i];
 		uint64_t len;
 		if (r->logical >= f->size)
 			break;
@@ -204,6 +204,13 @@ static int whole(struct sb *b, uint32_t file, uint64_t phys)
 	return 0;
 }
 
+/* What a buffer of len bytes costs the window. */
+static uint64_t cost(const struct sb *b, uint64_t len)
+{
+	uint64_t g = b->lim->grain;
+	return g > 1 ? (len + g - 1) / g * g : len;
+}
+
 static int fits(const struct sb *b, uint64_t bytes)
 {
 	return bytes <= b->lim->window && b->held <= b->lim->window - bytes;
@@ -218,8 +225,8 @@ static int chain(struct sb *b, uint32_t file)
 	while (F->next < F->first + F->count) {
 		struct piece *q = &b->pc[F->next];
 		if (q->state == P_KEPT) {
-			b->held -= q->len;
-			b->held_ahead -= q->len;
+			b->held -= cost(b, q->len);
+			b->held_ahead -= cost(b, q->len);
 		} else if (q->state == P_PASSED) {
 			if (emit(b, file, SO_BACK, q->off, q->len, q->phys, q->gap) != 0)
 				return -1;
@@ -271,12 +278,12 @@ static int visit(struct sb *b, struct piece *p)
 	if (F->count == 1)
 		return whole(b, file, p->phys);
 	if (!f->streamed) {
-		if (!F->open && (b->open >= b->lim->max_open || !fits(b, f->size)))
+		if (!F->open && (b->open >= b->lim->max_open || !fits(b, cost(b, f->size))))
 			return whole(b, file, p->phys);
-		if (read_here(b, p, f->size) != 0)
+		if (read_here(b, p, cost(b, f->size)) != 0)
 			return -1;
 		if (F->left == 0) {
-			b->held -= f->size;
+			b->held -= cost(b, f->size);
 			finish(b, file, 1);
 		}
 		return 0;
@@ -290,14 +297,14 @@ static int visit(struct sb *b, struct piece *p)
 		return chain(b, file);
 	}
 	/* out of logical order: keep it if it fits, else pass over it */
-	if (!p->gap && (F->open || b->open < b->lim->max_open) && fits(b, p->len) &&
-	    b->held_ahead + p->len <= b->lim->window / 2) {
+	if (!p->gap && (F->open || b->open < b->lim->max_open) && fits(b, cost(b, p->len)) &&
+	    b->held_ahead + cost(b, p->len) <= b->lim->window / 2) {
 		if (emit(b, file, SO_AHEAD, p->off, p->len, p->phys, 0) != 0)
 			return -1;
 		if (!F->open)
 			open_file(b, file, 0);
-		b->held += p->len;
-		b->held_ahead += p->len;
+		b->held += cost(b, p->len);
+		b->held_ahead += cost(b, p->len);
 		p->state = P_KEPT;
 		track(b);
 	} else {

@@ -42,21 +42,16 @@
 #include <stdint.h>
 
 #include "common/err.h"
-
-/* A physically contiguous run of a file's data. */
-struct sched_run {
-	uint64_t logical;
-	uint64_t phys; /* disk-absolute */
-	uint64_t len;
-};
+#include "scanner/ftab.h"
 
 struct sched_file {
 	uint64_t size;
 	uint64_t phys;                /* first byte's position, with placed */
 	int placed;                   /* 0: no position; read whole, after the placed ones */
 	int streamed;                 /* read in chunks and hashed as it comes */
-	const struct sched_run *runs; /* logical order, non-overlapping; NULL: one run
-					 at phys over the whole file */
+	const struct ft_run *runs; /* logical order, non-overlapping, phys
+				      disk-absolute; NULL: one run at phys
+				      over the whole file */
 	uint32_t nruns;
 };
 
@@ -82,6 +77,8 @@ struct sched_op {
 struct sched_limits {
 	uint64_t window;   /* bytes held by unfinished files at most */
 	uint32_t max_open; /* unfinished files at most (descriptors) */
+	uint64_t grain;    /* each held buffer counts as its size rounded up to
+			      this (the budget's allocation unit); 0: exact */
 };
 
 struct sched_stats {

@@ -140,6 +140,25 @@ def filefrag(path):
     return first * block, count
 
 
+def filefrag_runs(path):
+    """Every extent filefrag -v lists, as (logical, physical, length) in
+    bytes, merged where one continues the last both in the file and on the
+    disk (a file system may split a run where the disk does not)."""
+    p = subprocess.run(["filefrag", "-v", "-b1", path], capture_output=True, text=True,
+                       check=True)
+    runs = []
+    for line in p.stdout.splitlines():
+        m = re.match(r"\s*\d+:\s+(\d+)\.\.\s*(\d+):\s+(\d+)\.\.\s*(\d+):\s+(\d+):", line)
+        if not m:
+            continue
+        lo, ph, ln = int(m.group(1)), int(m.group(3)), int(m.group(5))
+        if runs and runs[-1][0] + runs[-1][2] == lo and runs[-1][1] + runs[-1][2] == ph:
+            runs[-1][2] += ln
+        else:
+            runs.append([lo, ph, ln])
+    return [tuple(r) for r in runs]
+
+
 @contextlib.contextmanager
 def tempdir(tag, base=None):
     d = tempfile.mkdtemp(prefix="seekless-%s-" % tag, dir=base)

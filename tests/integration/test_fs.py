@@ -10,7 +10,8 @@ import os
 import subprocess
 import sys
 
-from lib import (btrfs_chunks, btrfs_device_offset, check, done, export, filefrag, loop_fs,
+from lib import (btrfs_chunks, btrfs_device_offset, check, done, export, filefrag,
+                 filefrag_runs, loop_fs,
                  mkcorpus, regular_files, run, xxh128, db_rows, tempdir)
 
 fstype = sys.argv[1]
@@ -87,6 +88,38 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
               "btrfs positions said to be the device's: %s; %s" % (fs0, dev["reason"]))
     check(frag_agree == len(located), "fragment count equals filefrag's for %d of %d files"
           % (frag_agree, len(located)))
+    # a fragmented file's runs, extent by extent (they are what the extent
+    # schedule reads); one run keeps none
+    runs_agree = 0
+    for f in located:
+        want = filefrag_runs(f["path"])
+        if chunks is not None:
+            want = [(lo, btrfs_device_offset(chunks, ph), ln) for lo, ph, ln in want]
+        if f["fragments"] < 2:
+            check(f["runs"] is None, "%s in one run keeps no runs: %s" % (f["path"], f["runs"]))
+            continue
+        got = [tuple(r) for r in f["runs"] or []]
+        runs_agree += check(got == want, "runs of %s equal filefrag's: %s vs %s"
+                            % (f["path"], got, want))
+        check(got and got[0][1] == f["phys_offset"], "first run at phys_offset: %s" % f["path"])
+    # the schedule covers every byte of every file once, and reads the
+    # fragmented files' pieces in their places
+    sch = dev["schedule"]
+    check(sch is not None, "a schedule for a disk with fragmented files: %s" % dev["reason"])
+    if sch:
+        cover = {}
+        for fi, kind, off, ln, ph in sch["ops"]:
+            cover.setdefault(fi, []).append((off, ln))
+        for fi, f in enumerate(plan["files"]):
+            spans = sorted(cover.get(fi, []))
+            at = 0
+            for off, ln in spans:
+                check(off == at, "schedule: %s read once, in whole: %s" % (f["path"], spans))
+                at = off + ln
+            check(at == f["size"], "schedule covers %s: %d of %d" % (f["path"], at, f["size"]))
+        check(sch["read_across"] >= 1, "fragmented files read across the sweep: %s"
+              % {k: v for k, v in sch.items() if k != "ops"})
+        check(sch["peak_held"] <= sch["window"], "schedule within its window")
     print("%s: %d files, %d located, %d fragmented (max %d), %d agree with filefrag"
           % (fstype, len(files), len(located), len(fragmented),
              max([f["fragments"] for f in located] or [0]), agree), file=sys.stderr)

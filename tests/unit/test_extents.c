@@ -25,7 +25,7 @@ static void test_regular(void)
 	fsync(fd); /* allocate, so the position is known */
 	close(fd);
 	stat(p, &st);
-	CHECK_INT(ext_locate(p, EXT_ASK, &r, &e), SL_OK);
+	CHECK_INT(ext_locate(p, EXT_ASK, &r, NULL, &e), SL_OK);
 	CHECK_INT(r.size, 300000);
 	CHECK_INT(r.ino, st.st_ino);
 	CHECK_INT(r.dev, st.st_dev);
@@ -39,29 +39,29 @@ static void test_regular(void)
 		CHECK(r.fragments >= 1);
 	}
 	/* query 0: the device is known to have no map, do not ask */
-	CHECK_INT(ext_locate(p, EXT_NONE, &r, &e), SL_OK);
+	CHECK_INT(ext_locate(p, EXT_NONE, &r, NULL, &e), SL_OK);
 	CHECK(r.flags & FT_NOEXT);
 	CHECK_INT(r.noext_errno, 0);
 
 	snprintf(p, sizeof(p), "%s/empty", dir);
 	t_write(p, "", 0);
-	CHECK_INT(ext_locate(p, EXT_ASK, &r, &e), SL_OK);
+	CHECK_INT(ext_locate(p, EXT_ASK, &r, NULL, &e), SL_OK);
 	CHECK_INT(r.size, 0);
 	CHECK(r.flags & (FT_EMPTY | FT_NOEXT));
 	CHECK(!(r.flags & FT_LOCATED));
 
 	snprintf(p, sizeof(p), "%s/gone", dir);
-	CHECK_INT(ext_locate(p, EXT_ASK, &r, &e), SL_E_IO);
+	CHECK_INT(ext_locate(p, EXT_ASK, &r, NULL, &e), SL_E_IO);
 	CHECK(strstr(e.msg, "open: No such file") == e.msg);
 
 	snprintf(p, sizeof(p), "%s/fifo", dir);
 	mkfifo(p, 0644);
-	CHECK_INT(ext_locate(p, EXT_ASK, &r, &e), SL_E_IO); /* returns at once: O_NONBLOCK */
+	CHECK_INT(ext_locate(p, EXT_ASK, &r, NULL, &e), SL_E_IO); /* returns at once: O_NONBLOCK */
 	CHECK(strstr(e.msg, "no longer a regular file") != NULL);
 
 	snprintf(p, sizeof(p), "%s/link", dir);
 	CHECK(symlink("f", p) == 0);
-	CHECK_INT(ext_locate(p, EXT_ASK, &r, &e), SL_E_IO);
+	CHECK_INT(ext_locate(p, EXT_ASK, &r, NULL, &e), SL_E_IO);
 	CHECK(strstr(e.msg, "symbolic link") != NULL);
 
 	free(data);
@@ -82,7 +82,7 @@ static void test_tmpfs(void)
 	}
 	CHECK(write(fd, "hello", 5) == 5);
 	close(fd);
-	CHECK_INT(ext_locate(p, EXT_ASK, &r, &e), SL_OK);
+	CHECK_INT(ext_locate(p, EXT_ASK, &r, NULL, &e), SL_OK);
 	CHECK(r.flags & FT_NOEXT);
 	CHECK(r.noext_errno != 0);
 	CHECK(!(r.flags & FT_LOCATED));

@@ -28,7 +28,7 @@ static uint64_t below(uint64_t n)
 
 struct disk {
 	struct sched_file *f;
-	struct sched_run *runs;
+	struct ft_run *runs;
 	size_t n, nruns;
 };
 
@@ -61,7 +61,7 @@ static void make_disk(struct disk *d, size_t n, uint64_t whole_max)
 	}
 	for (i = 0; i < n; i++) {
 		struct sched_file *f = &d->f[i];
-		struct sched_run *r = d->runs + d->nruns;
+		struct ft_run *r = d->runs + d->nruns;
 		uint64_t at = 0;
 		uint32_t j;
 		int sparse = below(6) == 0;
@@ -104,6 +104,11 @@ static void free_disk(struct disk *d)
 struct kept {
 	uint64_t off, len;
 };
+
+static uint64_t cost(const struct sched_limits *lim, uint64_t len)
+{
+	return lim->grain > 1 ? (len + lim->grain - 1) / lim->grain * lim->grain : len;
+}
 
 /* Follows ops as the reader does; returns the number of failed checks. */
 static int follow(const struct disk *d, const struct sched_op *ops, size_t nops,
@@ -159,7 +164,7 @@ static int follow(const struct disk *d, const struct sched_op *ops, size_t nops,
 			open++;
 			CHECK(open <= lim->max_open);
 			if (!f->streamed)
-				held += f->size;
+				held += cost(lim, f->size);
 		}
 		if (f->streamed) {
 			if (o->kind == SO_AHEAD) {
@@ -169,7 +174,7 @@ static int follow(const struct disk *d, const struct sched_op *ops, size_t nops,
 				kept[o->file][nkept[o->file]].off = o->off;
 				kept[o->file][nkept[o->file]].len = o->len;
 				nkept[o->file]++;
-				held += o->len;
+				held += cost(lim, o->len);
 			} else {
 				/* hashed now: it must be next */
 				size_t k;
@@ -182,7 +187,7 @@ static int follow(const struct disk *d, const struct sched_op *ops, size_t nops,
 						struct kept *q = &kept[o->file][k];
 						if (q->len && q->off == hashed[o->file]) {
 							hashed[o->file] += q->len;
-							held -= q->len;
+							held -= cost(lim, q->len);
 							q->len = 0;
 							moved = 1;
 						}
@@ -202,7 +207,7 @@ static int follow(const struct disk *d, const struct sched_op *ops, size_t nops,
 			state[o->file] = 2;
 			open--;
 			if (!f->streamed)
-				held -= f->size;
+				held -= cost(lim, f->size);
 		}
 	}
 	for (i = 0; i < n; i++) {
@@ -239,6 +244,7 @@ static void test_model(void)
 		make_disk(&d, 1 + (size_t)below(60), whole_max);
 		lim.window = roomy ? UINT64_MAX / 4 : 4096 * below(80);
 		lim.max_open = roomy ? UINT32_MAX : 1 + (uint32_t)below(8);
+		lim.grain = round % 3 ? 0 : 512 * (1 + below(16));
 		CHECK_INT(sched_build(d.f, d.n, &lim, &ops, &nops, &st, &e), SL_OK);
 		if (follow(&d, ops, nops, &lim, roomy)) {
 			fprintf(stderr, "  round %d: %zu files, window %llu, open %u\n", round, d.n,
@@ -263,8 +269,8 @@ static void test_video_among_photos(void)
 {
 	enum { PHOTOS = 2000, FRAGS = 300 };
 	struct sched_file *f = calloc(PHOTOS + 1, sizeof(*f));
-	struct sched_run *r = calloc(FRAGS + 2 * PHOTOS, sizeof(*r));
-	struct sched_limits lim = {8u << 20, 64};
+	struct ft_run *r = calloc(FRAGS + 2 * PHOTOS, sizeof(*r));
+	struct sched_limits lim = {8u << 20, 64, 0};
 	struct sched_op *ops;
 	struct sched_stats st;
 	struct sl_err e;
@@ -286,7 +292,7 @@ static void test_video_among_photos(void)
 	f[0].nruns = FRAGS;
 	f[0].phys = r[FRAGS - 1].phys;
 	for (i = 0; i < PHOTOS; i++) {
-		struct sched_run *p = r + FRAGS + 2 * i;
+		struct ft_run *p = r + FRAGS + 2 * i;
 		pos = (uint64_t)i * (10u << 20) + 4096;
 		p[0].logical = 0;
 		p[0].phys = pos;
@@ -317,7 +323,7 @@ static void test_video_among_photos(void)
 static void test_contiguous(void)
 {
 	struct sched_file f[3];
-	struct sched_run one = {0, 1u << 20, 50000};
+	struct ft_run one = {0, 1u << 20, 50000};
 	memset(f, 0, sizeof(f));
 	f[0].size = 50000;
 	f[0].placed = 1;
@@ -329,7 +335,7 @@ static void test_contiguous(void)
 	CHECK(!sched_needed(f, 3));
 	/* a run split where the disk is contiguous is still one piece */
 	{
-		struct sched_run two[2] = {{0, 4096, 4096}, {4096, 8192, 4096}};
+		struct ft_run two[2] = {{0, 4096, 4096}, {4096, 8192, 4096}};
 		f[1].runs = two;
 		f[1].nruns = 2;
 		f[1].size = 8192;
