@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "common/sys.h"
+#include "indexer/pipeline.h"
 
 void prep_note(const struct prep *p, const char *fmt, ...)
 {
@@ -274,3 +275,15 @@ int prep_files_from(const char *file, const char *dbpath, struct prep *p,
 	return rc;
 }
 
+
+int prep_plan(const struct prep *p, int order, uint64_t seed, size_t mem_budget,
+	      struct plan *pl, struct sl_err *err)
+{
+	struct plan_mem m;
+	int rc = plan_build(&p->ft, p->devs, order, seed, pl, err);
+
+	if (rc != SL_OK)
+		return rc;
+	px_mem(mem_budget, &m);
+	return plan_schedule(pl, &p->ft, p->devs, &m, err);
+}

@@ -62,6 +62,12 @@ int prep_files_from(const char *file, const char *dbpath, struct prep *p, struct
 
 void prep_free(struct prep *p);
 
+/* The read plan of p's files (plan_build), with the extent schedules the
+ * pipeline will follow under mem_budget (plan_schedule, px_mem): what scan,
+ * plan and bench all read by.  Returns SL_OK or SL_E_NOMEM. */
+int prep_plan(const struct prep *p, int order, uint64_t seed, size_t mem_budget,
+	      struct plan *pl, struct sl_err *err);
+
 /* A plan group's file systems, e.g. "ext4 on /mnt/photos". */
 void prep_group_fs(const struct prep *p, const struct plan *pl, size_t g, char *buf, size_t cap);
 

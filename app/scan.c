@@ -212,12 +212,7 @@ static int read_all(struct scan *sc)
 	struct scan_result *r = sc->r;
 	int rc;
 
-	rc = plan_build(&s->p.ft, s->p.devs, s->order, s->seed, &r->pl, &r->err);
-	if (rc == SL_OK) {
-		struct plan_mem m;
-		px_mem(s->po.mem_budget, &m);
-		rc = plan_schedule(&r->pl, &s->p.ft, s->p.devs, &m, &r->err);
-	}
+	rc = prep_plan(&s->p, s->order, s->seed, s->po.mem_budget, &r->pl, &r->err);
 	if (rc == SL_OK)
 		rc = db_apply_moves(sc->db, &s->p.ft, &r->diff, &r->err);
 	if (rc == SL_OK)

@@ -297,12 +297,7 @@ static int one_run(struct bench *B, int r, int oi, int order, struct sl_err *e)
 	t = sys_now();
 	rc = prep_walk_locate(&p, B->cross_fs, NULL, B->dbpath, B->cancel, e);
 	if (rc == SL_OK)
-		rc = plan_build(&p.ft, p.devs, order, B->seed + (uint64_t)r, &pl, e);
-	if (rc == SL_OK) {
-		struct plan_mem m;
-		px_mem(po.mem_budget, &m);
-		rc = plan_schedule(&pl, &p.ft, p.devs, &m, e);
-	}
+		rc = prep_plan(&p, order, B->seed + (uint64_t)r, po.mem_budget, &pl, e);
 	B->res[oi][r].meta = sys_now() - t;
 	if (rc == SL_OK) {
 		ev = calloc(pl.n ? pl.n : 1, sizeof(*ev));

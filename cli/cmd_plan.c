@@ -6,7 +6,6 @@
 #include <string.h>
 
 #include "app/scan.h"
-#include "indexer/pipeline.h"
 #include "cli/cli.h"
 #include "common/sys.h"
 #include "scanner/chunkmap.h"
@@ -574,12 +573,7 @@ int cmd_plan(int argc, char **argv)
 	}
 	rc = prep_walk_locate(&set.p, set.cross_fs, &set.ex, NULL, NULL, &e);
 	if (rc == SL_OK)
-		rc = plan_build(&set.p.ft, set.p.devs, set.order, set.seed, &pl, &e);
-	if (rc == SL_OK) {
-		struct plan_mem m;
-		px_mem(set.po.mem_budget, &m);
-		rc = plan_schedule(&pl, &set.p.ft, set.p.devs, &m, &e);
-	}
+		rc = prep_plan(&set.p, set.order, set.seed, set.po.mem_budget, &pl, &e);
 	if (rc != SL_OK) {
 		cli_error("plan", &e);
 	} else if (check) {

@@ -315,9 +315,7 @@ int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struc
 	 * anonymous numbers have FIEMAP) */
 	if (mode == EXT_BMAP || (mode == EXT_ASK && (r->flags & FT_NOEXT) && major(st.st_dev) != 0)) {
 		r->flags &= (uint16_t)~FT_NOEXT;
-		if (runs)
-			runs->n = 0; /* bisection finds where runs start, not all of them */
-		map_blocks(fd, r);
+		map_blocks(fd, r); /* keeps no runs (extents.h): runs->n is still 0 */
 	}
 	if (mode == EXT_NONE)
 		r->flags |= FT_NOEXT;

@@ -150,17 +150,26 @@ int ftab_fail(struct ftab *ft, uint32_t file, const char *msg, struct sl_err *er
 	return SL_OK;
 }
 
+/* A side array of the files (via, run_at), grown to hold file, the new
+ * entries zeroed: none.  Returns 0, or -1 when memory ran out. */
+static int side_slot(const struct ftab *ft, void *arr, size_t *cap, uint32_t file, size_t elem)
+{
+	size_t old = *cap;
+
+	if (file < *cap)
+		return 0;
+	if (sl_grow(arr, cap, ft->nfiles > file ? ft->nfiles : file + 1, elem) != 0)
+		return -1;
+	memset((char *)*(void **)arr + old * elem, 0, (*cap - old) * elem);
+	return 0;
+}
+
 int ftab_set_via(struct ftab *ft, uint32_t file, const char *path, struct sl_err *err)
 {
-	size_t old = ft->via_cap;
 	uint32_t off;
 
-	if (file >= ft->via_cap) {
-		if (sl_grow(&ft->via, &ft->via_cap, ft->nfiles > file ? ft->nfiles : file + 1,
-			    sizeof(*ft->via)) != 0)
-			return SL_FAIL(err, SL_E_NOMEM, 0, "file table: out of memory");
-		memset(ft->via + old, 0, (ft->via_cap - old) * sizeof(*ft->via));
-	}
+	if (side_slot(ft, &ft->via, &ft->via_cap, file, sizeof(*ft->via)) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "file table: out of memory");
 	if (add_name(ft, path, strlen(path), &off) != 0)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "name arena: out of memory");
 	ft->via[file] = off;
@@ -170,14 +179,8 @@ int ftab_set_via(struct ftab *ft, uint32_t file, const char *path, struct sl_err
 int ftab_set_runs(struct ftab *ft, uint32_t file, const struct ft_run *runs, size_t n,
 		  struct sl_err *err)
 {
-	size_t old = ft->run_at_cap;
-
-	if (file >= ft->run_at_cap) {
-		if (sl_grow(&ft->run_at, &ft->run_at_cap, ft->nfiles > file ? ft->nfiles : file + 1,
-			    sizeof(*ft->run_at)) != 0)
-			return SL_FAIL(err, SL_E_NOMEM, 0, "file table: out of memory");
-		memset(ft->run_at + old, 0, (ft->run_at_cap - old) * sizeof(*ft->run_at));
-	}
+	if (side_slot(ft, &ft->run_at, &ft->run_at_cap, file, sizeof(*ft->run_at)) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "file table: out of memory");
 	ft->run_at[file].count = 0;
 	if (n == 0)
 		return SL_OK;
@@ -193,24 +196,23 @@ int ftab_set_runs(struct ftab *ft, uint32_t file, const struct ft_run *runs, siz
 	return SL_OK;
 }
 
+/* Where file's runs begin in ft->runs, *n of them (0: none). */
+static size_t runs_at(const struct ftab *ft, uint32_t file, size_t *n)
+{
+	*n = file < ft->run_at_cap ? ft->run_at[file].count : 0;
+	return *n ? ft->run_at[file].first : 0;
+}
+
 struct ft_run *ftab_runs_mut(struct ftab *ft, uint32_t file, size_t *n)
 {
-	if (file >= ft->run_at_cap || ft->run_at[file].count == 0) {
-		*n = 0;
-		return NULL;
-	}
-	*n = ft->run_at[file].count;
-	return ft->runs + ft->run_at[file].first;
+	size_t at = runs_at(ft, file, n);
+	return *n ? ft->runs + at : NULL;
 }
 
 const struct ft_run *ftab_runs(const struct ftab *ft, uint32_t file, size_t *n)
 {
-	if (file >= ft->run_at_cap || ft->run_at[file].count == 0) {
-		*n = 0;
-		return NULL;
-	}
-	*n = ft->run_at[file].count;
-	return ft->runs + ft->run_at[file].first;
+	size_t at = runs_at(ft, file, n);
+	return *n ? ft->runs + at : NULL;
 }
 
 const char *ftab_via(const struct ftab *ft, uint32_t file)

@@ -136,6 +136,12 @@ static void note_btrfs(const struct ftab *ft, const struct dev_info *devs, struc
 	}
 }
 
+/* The orders that sort by first physical offset. */
+static int by_position(int order)
+{
+	return order == PLAN_PHYSICAL || order == PLAN_FIRST;
+}
+
 struct key {
 	uint64_t k0, k1, k2;
 	uint32_t idx;
@@ -166,7 +172,7 @@ static int sort_by_keys(const struct ftab *ft, const struct dev_info *devs, uint
 		const struct ft_file *f = &ft->files[seq[i]];
 		uint64_t dev = ft->devs[f->dev].st_dev;
 		k[i].idx = seq[i];
-		if ((order == PLAN_PHYSICAL || order == PLAN_FIRST) && (f->flags & FT_LOCATED)) {
+		if (by_position(order) && (f->flags & FT_LOCATED)) {
 			k[i].k0 = 0;
 			k[i].k1 = devs[f->dev].part_start + f->phys;
 			k[i].k2 = f->ino;
@@ -413,10 +419,9 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 		default:
 			break; /* fs: enumeration order as walked */
 		}
-		if (gr->order == PLAN_PHYSICAL || gr->order == PLAN_FIRST)
+		if (by_position(gr->order))
 			note_btrfs(ft, devs, &p, g);
-		if ((gr->order == PLAN_PHYSICAL || gr->order == PLAN_FIRST) &&
-		    gr->located < gr->count) {
+		if (by_position(gr->order) && gr->located < gr->count) {
 			size_t l = strlen(gr->reason);
 			snprintf(gr->reason + l, sizeof(gr->reason) - l,
 				 "; %zu of %zu files have no position (inline, unallocated or "
@@ -436,14 +441,15 @@ nomem:
 }
 
 /* Group g's files as the schedule sees them, disk-absolute; *runs holds
- * their runs (free both).  -1 when out of memory. */
+ * their runs (free both).  Both stay NULL when no file of the group keeps
+ * runs (nothing to sweep).  -1 when out of memory. */
 static int sched_files(const struct plan *p, const struct ftab *ft, const struct dev_info *devs,
 		       size_t g, uint64_t whole_max, struct sched_file **out, struct ft_run **runs,
 		       size_t *nfrag)
 {
 	const struct plan_group *gr = &p->groups[g];
-	struct sched_file *sf = calloc(gr->count ? gr->count : 1, sizeof(*sf));
-	struct ft_run *rv = NULL;
+	struct sched_file *sf;
+	struct ft_run *rv;
 	size_t i, total = 0, at = 0;
 
 	for (i = 0; i < gr->count; i++) {
@@ -451,7 +457,10 @@ static int sched_files(const struct plan *p, const struct ftab *ft, const struct
 		ftab_runs(ft, p->seq[gr->first + i], &n);
 		total += n;
 	}
-	rv = malloc((total ? total : 1) * sizeof(*rv));
+	if (total == 0)
+		return 0;
+	sf = calloc(gr->count, sizeof(*sf));
+	rv = malloc(total * sizeof(*rv));
 	if (!sf || !rv) {
 		free(sf);
 		free(rv);
@@ -510,7 +519,7 @@ int plan_schedule(struct plan *p, const struct ftab *ft, const struct dev_info *
 			continue;
 		if (sched_files(p, ft, devs, g, m->whole_max, &sf[g], &rv[g], &nfrag[g]) != 0)
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "plan: out of memory");
-		else if (sched_needed(sf[g], p->groups[g].count))
+		else if (sf[g] && sched_needed(sf[g], p->groups[g].count))
 			swept++;
 		else {
 			free(sf[g]);

@@ -90,7 +90,6 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
           % (frag_agree, len(located)))
     # a fragmented file's runs, extent by extent (they are what the extent
     # schedule reads); one run keeps none
-    runs_agree = 0
     for f in located:
         want = filefrag_runs(f["path"])
         if chunks is not None:
@@ -99,8 +98,7 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
             check(f["runs"] is None, "%s in one run keeps no runs: %s" % (f["path"], f["runs"]))
             continue
         got = [tuple(r) for r in f["runs"] or []]
-        runs_agree += check(got == want, "runs of %s equal filefrag's: %s vs %s"
-                            % (f["path"], got, want))
+        check(got == want, "runs of %s equal filefrag's: %s vs %s" % (f["path"], got, want))
         check(got and got[0][1] == f["phys_offset"], "first run at phys_offset: %s" % f["path"])
     # the schedule covers every byte of every file once, and reads the
     # fragmented files' pieces in their places
