@@ -7,13 +7,15 @@
 
 #include "app/scan.h"
 #include "cli/cli.h"
+#include "common/parse.h"
 #include "common/sys.h"
 #include "scanner/chunkmap.h"
 #include "scanner/verify.h"
 
 static const char help[] =
 	"usage: seekless plan [--order ORDER] [--json | --print0] [--verify] [--seed N]\n"
-	"                     [--cross-fs] [--exclude GLOB] [--config FILE] [ROOT...]\n"
+	"                     [--mem SIZE] [--cross-fs] [--exclude GLOB] [--config FILE]\n"
+	"                     [ROOT...]\n"
 	"\n"
 	"Walk ROOTs (default: the configuration's roots), locate every file on\n"
 	"disk and print the order a scan would read them in, disk by disk, with\n"
@@ -35,6 +37,8 @@ static const char help[] =
 	"                  differs, 1 when something does, 3 when no device could\n"
 	"                  be read\n"
 	"  --seed N        seed for --order random\n"
+	"  --mem SIZE      plan the extent schedule as `scan --mem SIZE` would\n"
+	"                  (default: the configuration's, else 64M)\n"
 	"  --cross-fs      descend into file systems mounted below a root\n"
 	"  --exclude GLOB  leave out what matches (repeatable; adds to the\n"
 	"                  configuration's; docs/usage.md)\n"
@@ -506,6 +510,7 @@ int cmd_plan(int argc, char **argv)
 		{"print0", no_argument, NULL, '0'},
 		{"verify", no_argument, NULL, 'v'},
 		{"seed", required_argument, NULL, 's'},
+		{"mem", required_argument, NULL, 'm'},
 		{"cross-fs", no_argument, NULL, 'x'},
 		{"db", required_argument, NULL, 'd'},
 		{"config", required_argument, NULL, 'C'},
@@ -519,6 +524,7 @@ int cmd_plan(int argc, char **argv)
 	struct sl_err e;
 	char **extra = NULL;
 	int json = 0, print0 = 0, check = 0, failed, c, rc, vrc = 0;
+	uint64_t mem = 0;
 
 	memset(&a, 0, sizeof(a));
 	a.order = a.cross_fs = a.phash = a.trust_mtime = a.background = -1;
@@ -543,6 +549,14 @@ int cmd_plan(int argc, char **argv)
 		case 's':
 			a.seed = strtoull(optarg, NULL, 10);
 			a.have_seed = 1;
+			break;
+		case 'm':
+			if (parse_size(optarg, &mem) != 0 || mem < (1u << 20)) {
+				cli_usage_error("plan", "--mem wants a size of at least 1M");
+				free(extra);
+				return EXIT_USAGE;
+			}
+			a.mem = mem;
 			break;
 		case 'x': a.cross_fs = 1; break;
 		case 'd': break;

@@ -165,8 +165,9 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 		sb_addf(&o, ",\"order\":\"%s\"", plan_order_name(gr->order));
 		json_str(&o, "reason", gr->reason);
 		sb_addf(&o, ",\"files\":%zu,\"files_read\":%" PRIu64 ",\"bytes_read\":%" PRIu64
-			",\"read_s\":%.3f}", gr->count, gs ? gs->files : 0, gs ? gs->bytes : 0,
-			gs ? gs->read_s : 0.0);
+			",\"read_s\":%.3f,\"swept\":%s,\"unswept\":%" PRIu64 "}", gr->count,
+			gs ? gs->files : 0, gs ? gs->bytes : 0, gs ? gs->read_s : 0.0,
+			gs && gs->swept ? "true" : "false", gs ? gs->unswept : 0);
 	}
 	sb_adds(&o, "],\"errors_shown\":[");
 	for (i = 0; i < s->nerrors && i < MAX_SHOWN_ERRORS; i++) {
@@ -248,8 +249,11 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 		cli_fmt_bytes(gbytes, gb, sizeof(gb));
 		printf("  device %s (%s): order %s: %s\n", gr->name, fs, plan_order_name(gr->order),
 		       gr->reason);
-		printf("         %" PRIu64 " of %zu files, %s, read in %.2f s (%.1f MB/s)\n",
+		printf("         %" PRIu64 " of %zu files, %s, read in %.2f s (%.1f MB/s)",
 		       gs ? gs->files : 0, gr->count, gb, rs, rs > 0 ? (double)gbytes / 1e6 / rs : 0.0);
+		if (gs && gs->swept)
+			printf("; swept its extents (%" PRIu64 " read whole after all)", gs->unswept);
+		printf("\n");
 	}
 	if (pl->requested == PLAN_RANDOM)
 		printf("  random order seed %" PRIu64 "\n", pl->seed);

@@ -1,9 +1,10 @@
 /* pipe_int.h - inside the pipeline (pipeline.h): the state its threads
  * share and the helpers they call.  pipeline.c sets up a run and is its
  * store loop; pipe_read.c is the reader engine (the plan followed, files
- * opened ahead, bytes hashed and queued); pipe_extract.c the extractors
- * (parse, perceptual hash, the streamed catch, the record).  Only these
- * three files include it. */
+ * opened ahead, bytes hashed and queued) and pipe_sweep.c its part that
+ * follows an extent schedule; pipe_extract.c the extractors (parse,
+ * perceptual hash, the streamed catch, the record).  Only these four files
+ * include it. */
 #ifndef SL_PIPE_INT_H
 #define SL_PIPE_INT_H
 
@@ -67,6 +68,8 @@ struct rgroup {
 	double end;
 	double yield_s;             /* summed over its readers, under stat_mu */
 	uint64_t pauses;
+	atomic_int swept;           /* pipe_sweep followed its schedule */
+	atomic_ullong unswept;      /* files it read whole after all */
 };
 
 /* What a reader is reading, for the store loop's slow-read warning. */
@@ -118,6 +121,47 @@ void pipe_fill_location(const struct ftab *ft, struct px_record *r);
  * locate pass knew of it.  Takes path. */
 void pipe_fill_error(const struct ftab *ft, struct px_record *r, uint32_t file, char *path,
 		     int code, const char *msg);
+
+/* A file opened, possibly ahead of its turn. */
+struct opened {
+	size_t pos;        /* in the plan */
+	uint32_t file;
+	char *path;
+	struct rd_file *rf;
+	struct rd_info info;
+	int64_t opened_ns;      /* wall clock right after the open's stat */
+	int rc;
+	struct sl_err e;
+};
+
+struct yd;
+
+/* Readers (pipe_read.c).  Open the file at plan position pos: o->rc says
+ * how it went, o->path is NULL when out of memory. */
+void pipe_open(struct pipe *P, size_t pos, struct opened *o);
+/* Read an opened file and queue its bytes: whole when small, else chunk by
+ * chunk; a failed open is recorded (or fatal).  Takes o's path and handle. */
+void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct yd *y);
+/* A job for o's file, its tail and the spare item that ends it if memory
+ * runs out once items are queued; takes o's path.  NULL when out of memory
+ * (then nothing is taken). */
+struct job *pipe_job_new(struct pipe *P, struct opened *o, struct tail **tail,
+			 struct item **spare);
+/* rd_read, counted and watched by the slow-read warning. */
+int pipe_rd(struct pipe *P, struct rgroup *g, uint32_t file, struct rd_file *rf, uint8_t *buf,
+	    size_t len, uint64_t off, size_t *got, struct sl_err *e);
+/* After a file's last byte: a warning in tail if it changed since info. */
+void pipe_check_after(struct rd_file *rf, const struct rd_info *info, struct tail *tail);
+/* Queue an item for the extractors (it malloc'ed here: -1 when out of
+ * memory, nothing queued; or given). */
+int pipe_push(struct pipe *P, struct job *job, uint8_t *buf, size_t len, size_t charge, int seq,
+	      struct tail *tail);
+void pipe_push_prepared(struct pipe *P, struct item *it, struct job *job, uint8_t *buf,
+			size_t len, size_t charge, int seq, struct tail *tail);
+/* For yd_wait: whether the run is stopping. */
+int pipe_stop_cb(void *ctx);
+/* A one-reader group's files by its extent schedule (pipe_sweep.c). */
+void pipe_sweep(struct pipe *P, struct rgroup *g, struct yd *y);
 
 /* Thread bodies: a reader of group arg (a struct rgroup), an extractor of
  * pipe arg. */

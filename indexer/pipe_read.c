@@ -13,7 +13,7 @@
 
 static _Thread_local struct rslot *my_slot;
 
-static int stop_cb(void *ctx)
+int pipe_stop_cb(void *ctx)
 {
 	return pipe_stopping(ctx);
 }
@@ -64,7 +64,7 @@ static void emit_error(struct pipe *P, uint32_t file, char *path, int code, cons
 	queue_push(&P->sq, r);
 }
 
-static void push_prepared(struct pipe *P, struct item *it, struct job *job, uint8_t *buf,
+void pipe_push_prepared(struct pipe *P, struct item *it, struct job *job, uint8_t *buf,
 			  size_t len, size_t charge, int seq, struct tail *tail)
 {
 	it->job = job;
@@ -76,29 +76,17 @@ static void push_prepared(struct pipe *P, struct item *it, struct job *job, uint
 	queue_push(&P->xq, it);
 }
 
-static int push_item(struct pipe *P, struct job *job, uint8_t *buf, size_t len, size_t charge,
+int pipe_push(struct pipe *P, struct job *job, uint8_t *buf, size_t len, size_t charge,
 		     int seq, struct tail *tail)
 {
 	struct item *it = malloc(sizeof(*it));
 	if (!it)
 		return -1;
-	push_prepared(P, it, job, buf, len, charge, seq, tail);
+	pipe_push_prepared(P, it, job, buf, len, charge, seq, tail);
 	return 0;
 }
 
-/* A file opened, possibly ahead of its turn. */
-struct opened {
-	size_t pos;        /* in the plan */
-	uint32_t file;
-	char *path;
-	struct rd_file *rf;
-	struct rd_info info;
-	int64_t opened_ns;      /* wall clock right after the open's stat */
-	int rc;
-	struct sl_err e;
-};
-
-static void open_file(struct pipe *P, size_t pos, struct opened *o)
+void pipe_open(struct pipe *P, size_t pos, struct opened *o)
 {
 	uint32_t file = P->pl->seq[pos];
 	const char *via;
@@ -118,14 +106,66 @@ static void open_file(struct pipe *P, size_t pos, struct opened *o)
 	o->opened_ns = sys_wall_ns();
 }
 
-/* Read an opened file and queue its bytes: whole when small, else chunk
- * by chunk.  Takes o's path and handle. */
-static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct yd *y)
+struct job *pipe_job_new(struct pipe *P, struct opened *o, struct tail **tail,
+			 struct item **spare)
+{
+	const struct ft_file *f = &P->ft->files[o->file];
+	struct job *job = calloc(1, sizeof(*job));
+
+	*tail = calloc(1, sizeof(**tail));
+	*spare = malloc(sizeof(**spare));
+	if (!job || !*tail || !*spare) {
+		free(job);
+		free(*tail);
+		free(*spare);
+		*tail = NULL;
+		*spare = NULL;
+		return NULL;
+	}
+	job->file = o->file;
+	job->path = o->path;
+	o->path = NULL;
+	job->info = o->info;
+	job->opened_ns = o->opened_ns;
+	if (o->info.ino != f->ino || o->info.dev != P->ft->devs[f->dev].st_dev)
+		snprintf(job->early_warn, sizeof(job->early_warn), "replaced since the walk");
+	job->streamed = o->info.size > P->whole_max;
+	return job;
+}
+
+int pipe_rd(struct pipe *P, struct rgroup *g, uint32_t file, struct rd_file *rf, uint8_t *buf,
+	    size_t len, uint64_t off, size_t *got, struct sl_err *e)
+{
+	int rc;
+
+	if (my_slot) {
+		atomic_store(&my_slot->file, file);
+		atomic_store(&my_slot->since_us, (long long)((sys_now() - P->t0) * 1e6) + 1);
+	}
+	rc = rd_read(rf, buf, len, off, got, e);
+	if (my_slot)
+		atomic_store(&my_slot->since_us, 0);
+	atomic_fetch_add(&P->bytes_read, *got);
+	atomic_fetch_add(&g->bytes, *got);
+	return rc;
+}
+
+void pipe_check_after(struct rd_file *rf, const struct rd_info *info, struct tail *tail)
+{
+	struct rd_info after;
+	struct sl_err e;
+
+	if (rd_stat(rf, &after, &e) == SL_OK &&
+	    (after.mtime_ns != info->mtime_ns || after.size != info->size ||
+	     after.ctime_ns != info->ctime_ns))
+		snprintf(tail->warn, sizeof(tail->warn), "modified while being read");
+}
+
+void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct yd *y)
 {
 	uint32_t file = o->file;
-	const struct ft_file *f = &P->ft->files[file];
 	struct rd_file *rf = o->rf;
-	struct rd_info info = o->info, after;
+	struct rd_info info = o->info;
 	struct job *job = NULL;
 	struct tail *tail = NULL;
 	struct item *spare = NULL; /* ends the job if memory runs out mid-file */
@@ -152,20 +192,11 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct
 		}
 		return;
 	}
-	job = calloc(1, sizeof(*job));
-	tail = calloc(1, sizeof(*tail));
-	spare = malloc(sizeof(*spare));
-	if (!job || !tail || !spare)
+	job = pipe_job_new(P, o, &tail, &spare);
+	if (!job)
 		goto oom;
-	job->file = file;
-	job->path = path;
 	path = NULL;
-	job->info = info;
-	job->opened_ns = o->opened_ns;
-	if (info.ino != f->ino || info.dev != P->ft->devs[f->dev].st_dev)
-		snprintf(job->early_warn, sizeof(job->early_warn), "replaced since the walk");
 	size = info.size;
-	job->streamed = size > P->whole_max;
 	if (job->streamed) {
 		rd_advise_sequential(rf);
 		if (!P->o->read_only && x_hash_new(&hs) != SL_OK)
@@ -179,21 +210,12 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct
 		int last;
 
 		if (y && seq > 0)
-			yd_wait(y, stop_cb, P);
+			yd_wait(y, pipe_stop_cb, P);
 		buf = budget_alloc(&P->budget, want, &charge, &P->xq);
 		if (!buf)
 			goto oom;
-		if (my_slot) {
-			atomic_store(&my_slot->file, file);
-			atomic_store(&my_slot->since_us,
-				     (long long)((sys_now() - P->t0) * 1e6) + 1);
-		}
-		rc = want ? rd_read(rf, buf, want, off, &got, &e) : SL_OK;
-		if (my_slot)
-			atomic_store(&my_slot->since_us, 0);
+		rc = want ? pipe_rd(P, g, file, rf, buf, want, off, &got, &e) : SL_OK;
 		off += got;
-		atomic_fetch_add(&P->bytes_read, got);
-		atomic_fetch_add(&g->bytes, got);
 		last = rc != SL_OK || got < want || off >= size;
 		if (!last && pipe_stopping(P)) {
 			tail->cancelled = 1;
@@ -207,10 +229,8 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct
 				snprintf(tail->warn, sizeof(tail->warn),
 					 "shrank while being read (%llu of %llu bytes)",
 					 (unsigned long long)off, (unsigned long long)size);
-			} else if (rd_stat(rf, &after, &e) == SL_OK &&
-				   (after.mtime_ns != info.mtime_ns || after.size != size ||
-				    after.ctime_ns != info.ctime_ns)) {
-				snprintf(tail->warn, sizeof(tail->warn), "modified while being read");
+			} else {
+				pipe_check_after(rf, &info, tail);
 			}
 			job->got = off;
 		}
@@ -226,7 +246,7 @@ static void read_file(struct pipe *P, struct rgroup *g, struct opened *o, struct
 				x_hash_once(buf, got, tail->hex);
 			}
 		}
-		if (push_item(P, job, buf, got, charge, seq, last ? tail : NULL) != 0) {
+		if (pipe_push(P, job, buf, got, charge, seq, last ? tail : NULL) != 0) {
 			budget_release(&P->budget, buf, charge);
 			goto oom;
 		}
@@ -247,7 +267,7 @@ oom:
 	 * stored; the run stops anyway). */
 	if (job && seq > 0) {
 		tail->cancelled = 1;
-		push_prepared(P, spare, job, NULL, 0, 0, seq, tail);
+		pipe_push_prepared(P, spare, job, NULL, 0, 0, seq, tail);
 	} else if (job) {
 		free(job->path);
 		free(job);
@@ -287,10 +307,10 @@ static void read_sequential(struct pipe *P, struct rgroup *g, struct yd *y)
 		/* before queueing more read-ahead: that is what competes with
 		 * someone else's I/O */
 		if (y)
-			yd_wait(y, stop_cb, P);
+			yd_wait(y, pipe_stop_cb, P);
 		while (n < AHEAD_FILES && next < g->g->count && (n == 0 || ahead < AHEAD_BYTES)) {
 			o = &ring[(head + n) % AHEAD_FILES];
-			open_file(P, g->g->first + next, o);
+			pipe_open(P, g->g->first + next, o);
 			next++;
 			n++;
 			/* big files are streamed with FADV_SEQUENTIAL instead */
@@ -306,7 +326,7 @@ static void read_sequential(struct pipe *P, struct rgroup *g, struct yd *y)
 		n--;
 		if (o->rc == SL_OK && o->info.size <= P->whole_max)
 			ahead -= o->info.size;
-		read_file(P, g, o, y);
+		pipe_read_whole(P, g, o, y);
 	}
 	while (n > 0) { /* stopped early: let go of what was opened ahead */
 		struct opened *o = &ring[head];
@@ -326,19 +346,22 @@ void *pipe_reader_main(void *arg)
 	my_slot = &P->slots[atomic_fetch_add(&P->nslots, 1)];
 	my_slot->group = (uint32_t)(g - P->groups);
 
-	if (g->sequential) {
+	if (g->sequential && g->g->ops && P->pl->whole_max == P->whole_max &&
+	    P->pl->head == P->chunk) {
+		pipe_sweep(P, g, y);
+	} else if (g->sequential) {
 		read_sequential(P, g, y);
 	} else {
 		while (!pipe_stopping(P)) {
 			struct opened o;
 			size_t i;
 			if (y)
-				yd_wait(y, stop_cb, P);
+				yd_wait(y, pipe_stop_cb, P);
 			i = atomic_fetch_add(&g->cursor, 1);
 			if (i >= g->g->count)
 				break;
-			open_file(P, g->g->first + i, &o);
-			read_file(P, g, &o, y);
+			pipe_open(P, g->g->first + i, &o);
+			pipe_read_whole(P, g, &o, y);
 		}
 	}
 	reader_end(P, g, y);

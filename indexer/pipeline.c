@@ -131,6 +131,9 @@ static size_t budget_total(size_t mem_budget)
 	return total < ((size_t)1 << 20) ? (size_t)1 << 20 : total;
 }
 
+/* A streamed file's chunk: what its first item gives the parsers. */
+#define DEFAULT_CHUNK ((size_t)4 << 20)
+
 /* Files a sweep keeps open at most: descriptors, far below any limit. */
 #define SWEEP_OPEN 64
 
@@ -143,6 +146,7 @@ void px_mem(size_t mem_budget, struct plan_mem *m)
 	 * (budget.c): a quarter becomes at most a half */
 	m->window = total / 4;
 	m->grain = POOL_GRAIN;
+	m->head = DEFAULT_CHUNK < m->whole_max ? DEFAULT_CHUNK : m->whole_max;
 	m->max_open = SWEEP_OPEN;
 }
 
@@ -153,7 +157,7 @@ static void resolve(struct pipe *P, const struct px_opts *o)
 
 	budget_init(&P->budget, total);
 	P->whole_max = total / 4;
-	P->chunk = o->chunk ? o->chunk : (size_t)4 << 20;
+	P->chunk = o->chunk ? o->chunk : DEFAULT_CHUNK;
 	if (P->chunk > P->whole_max)
 		P->chunk = P->whole_max;
 	P->jobs = o->jobs > 0 ? o->jobs : sys_cpu_count();
@@ -199,6 +203,8 @@ static struct pipe *pipe_new(const struct ftab *ft, const struct plan *pl,
 		atomic_init(&P->groups[g].cursor, 0);
 		atomic_init(&P->groups[g].files, 0);
 		atomic_init(&P->groups[g].bytes, 0);
+		atomic_init(&P->groups[g].swept, 0);
+		atomic_init(&P->groups[g].unswept, 0);
 		atomic_init(&P->groups[g].readers_left, n);
 		*nreaders += (size_t)n;
 	}
@@ -361,6 +367,8 @@ static void collect(struct pipe *P, struct px_stats *st, struct px_group_stats *
 		gstats[g].bytes = atomic_load(&P->groups[g].bytes);
 		gstats[g].yield_s = P->groups[g].yield_s;
 		gstats[g].pauses = P->groups[g].pauses;
+		gstats[g].swept = atomic_load(&P->groups[g].swept);
+		gstats[g].unswept = atomic_load(&P->groups[g].unswept);
 	}
 	st->groups = gstats;
 	st->ngroups = P->pl->ngroups;

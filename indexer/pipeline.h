@@ -69,6 +69,9 @@ struct px_group_stats {
 	uint64_t bytes;      /* bytes read */
 	double yield_s;      /* background: seconds its readers waited for others */
 	uint64_t pauses;     /* background: reads held back */
+	int swept;           /* its reader followed the extent schedule */
+	uint64_t unswept;    /* of its spread files, read whole after all
+				(size changed since the walk, shrank) */
 };
 
 struct px_stats {

@@ -49,6 +49,15 @@ void rd_advise_sequential(struct rd_file *f);
  * the disk queue holds it before it is read. */
 void rd_advise_willneed(struct rd_file *f);
 
+/* A file read piece by piece out of logical order (the extent schedule):
+ * no read-ahead past what is asked, which would fetch the logically next
+ * bytes from wherever they lie on the disk. */
+void rd_advise_random(struct rd_file *f);
+
+/* Ask the kernel to start fetching len bytes at off (as
+ * rd_advise_willneed, for a piece). */
+void rd_advise_range(struct rd_file *f, uint64_t off, uint64_t len);
+
 /* Drop a file's pages from the page cache (for cold-cache benchmarks).
  * Returns SL_OK or SL_E_IO. */
 int rd_evict(const char *path, struct sl_err *err);

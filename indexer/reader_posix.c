@@ -218,6 +218,18 @@ void rd_advise_willneed(struct rd_file *f)
 		posix_fadvise(f->fd, 0, 0, POSIX_FADV_WILLNEED);
 }
 
+void rd_advise_random(struct rd_file *f)
+{
+	posix_fadvise(f->fd, 0, 0, POSIX_FADV_RANDOM);
+}
+
+void rd_advise_range(struct rd_file *f, uint64_t off, uint64_t len)
+{
+	if (!f->was_cached && len > 0 && off <= (uint64_t)INT64_MAX &&
+	    len <= (uint64_t)INT64_MAX - off)
+		posix_fadvise(f->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
+}
+
 int rd_evict(const char *path, struct sl_err *err)
 {
 	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);

@@ -177,6 +177,19 @@ void rd_advise_willneed(struct rd_file *f)
 	(void)f; /* no equivalent for unmapped files; read-ahead does it */
 }
 
+void rd_advise_random(struct rd_file *f)
+{
+	(void)f; /* FILE_FLAG_RANDOM_ACCESS is for the open; pieces are large
+		    enough that Windows' read-ahead costs little */
+}
+
+void rd_advise_range(struct rd_file *f, uint64_t off, uint64_t len)
+{
+	(void)f; /* as rd_advise_willneed */
+	(void)off;
+	(void)len;
+}
+
 int rd_evict(const char *path, struct sl_err *err)
 {
 	/* Opening a file without buffering makes the cache manager flush and

@@ -538,6 +538,7 @@ int plan_schedule(struct plan *p, const struct ftab *ft, const struct dev_info *
 		lim.window = m->window / swept;
 		lim.max_open = m->max_open;
 		lim.grain = m->grain;
+		lim.head = m->head;
 		rc = sched_build(sf[g], gr->count, &lim, &gr->ops, &gr->nops, &gr->sched, err);
 		if (rc != SL_OK)
 			break;
@@ -548,8 +549,10 @@ int plan_schedule(struct plan *p, const struct ftab *ft, const struct dev_info *
 			 "files read across the sweep)",
 			 nfrag[g], gr->sched.pieces, gr->sched.spread);
 	}
-	if (rc == SL_OK)
+	if (rc == SL_OK) {
 		p->whole_max = m->whole_max;
+		p->head = m->head;
+	}
 	for (g = 0; g < p->ngroups; g++) {
 		free(sf[g]);
 		free(rv[g]);

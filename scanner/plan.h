@@ -70,7 +70,8 @@ struct plan {
 	uint16_t *dev_group;  /* ftab device index -> group index */
 	int requested;
 	uint64_t seed;        /* used by PLAN_RANDOM */
-	uint64_t whole_max;   /* the schedules' (plan_mem.whole_max) */
+	uint64_t whole_max;   /* the schedules' (plan_mem.whole_max, .head): the */
+	uint64_t head;        /* pipeline follows them only if its own agree */
 };
 
 /* What the pipeline will hold, for the schedules (pipeline.h, px_mem). */
@@ -78,6 +79,7 @@ struct plan_mem {
 	uint64_t whole_max; /* files above it are streamed in chunks */
 	uint64_t window;    /* bytes all swept groups may hold at once, shared */
 	uint64_t grain;     /* the budget's allocation unit */
+	uint64_t head;      /* a streamed file's first chunk (what is parsed) */
 	uint32_t max_open;  /* files a sweep keeps open at most */
 };
 

@@ -18,6 +18,8 @@ enum { P_NEW, P_PASSED, P_KEPT, P_DONE };
 struct fstate {
 	size_t first, count; /* the file's pieces, in logical order, in pc[] */
 	size_t next;         /* streamed: the piece to hash next, first + k */
+	size_t head_left;    /* streamed: head pieces not read yet */
+	uint64_t head;       /* head_of() the file */
 	size_t left;         /* pieces not read yet */
 	int open, done;
 	size_t last_op;      /* the file's latest op */
@@ -60,6 +62,7 @@ static int runs_sane(const struct sched_file *f)
 struct cut {
 	struct piece *out; /* NULL: only count */
 	size_t n;
+	uint64_t head;     /* cut pieces there (a streamed file's head); 0: no */
 	struct piece cur;  /* the piece being grown */
 	int have;
 };
@@ -79,7 +82,7 @@ static void cut_add(struct cut *c, uint64_t off, uint64_t len, uint64_t phys, in
 	/* physically adjacent to the previous piece: one piece (a file system
 	 * may split a run where the disk does not) */
 	if (c->have && !gap && !c->cur.gap && c->cur.off + c->cur.len == off &&
-	    c->cur.phys + c->cur.len == phys) {
+	    c->cur.phys + c->cur.len == phys && off != c->head) {
 		c->cur.len += len;
 		return;
 	}
@@ -93,12 +96,27 @@ static void cut_add(struct cut *c, uint64_t off, uint64_t len, uint64_t phys, in
 	c->have = 1;
 }
 
+/* A piece over the head's end becomes two. */
+static void cut_piece(struct cut *c, uint64_t off, uint64_t len, uint64_t phys, int gap)
+{
+	if (c->head > off && c->head - off < len) {
+		uint64_t in = c->head - off;
+		cut_add(c, off, in, phys, gap);
+		off += in;
+		len -= in;
+		if (!gap)
+			phys += in;
+	}
+	cut_add(c, off, len, phys, gap);
+}
+
 /* f's pieces in logical order into out (NULL: only count them); returns how
  * many.  Runs that make no sense (overlapping, out of order) are ignored: the
- * file is then one piece, read whole at its position. */
-static size_t split(const struct sched_file *f, struct piece *out)
+ * file is then one piece, read whole at its position.  head > 0 cuts the
+ * pieces at that offset too. */
+static size_t split_at(const struct sched_file *f, uint64_t head, struct piece *out)
 {
-	struct cut c = {out, 0, {0}, 0};
+	struct cut c = {out, 0, head, {0}, 0};
 	uint64_t at = 0, prev_end;
 	uint32_t i;
 
@@ -114,25 +132,39 @@ static size_t split(const struct sched_file *f, struct piece *out)
 		if (r->logical >= f->size)
 			break;
 		if (r->logical > at)
-			cut_add(&c, at, r->logical - at, prev_end, 1);
+			cut_piece(&c, at, r->logical - at, prev_end, 1);
 		len = r->len < f->size - r->logical ? r->len : f->size - r->logical;
-		cut_add(&c, r->logical, len, r->phys, 0);
+		cut_piece(&c, r->logical, len, r->phys, 0);
 		at = r->logical + len;
 		prev_end = r->phys + len;
 	}
 	if (at < f->size)
-		cut_add(&c, at, f->size - at, prev_end, 1);
+		cut_piece(&c, at, f->size - at, prev_end, 1);
 	if (c.n == 0 && !c.have)
 		cut_add(&c, 0, f->size, f->phys, 0);
 	cut_flush(&c);
 	return c.n;
 }
 
+/* A spread streamed file's head: the bytes the extractors parse as its
+ * first chunk, gathered in one buffer; 0 for any other file. */
+static uint64_t head_of(const struct sched_file *f, const struct sched_limits *lim)
+{
+	if (!f->streamed || lim->head == 0 || lim->head >= f->size)
+		return 0;
+	return split_at(f, 0, NULL) > 1 ? lim->head : 0;
+}
+
+static size_t split(const struct sched_file *f, const struct sched_limits *lim, struct piece *out)
+{
+	return split_at(f, lim ? head_of(f, lim) : 0, out);
+}
+
 int sched_needed(const struct sched_file *files, size_t n)
 {
 	size_t i;
 	for (i = 0; i < n; i++)
-		if (split(&files[i], NULL) > 1)
+		if (split(&files[i], NULL, NULL) > 1)
 			return 1;
 	return 0;
 }
@@ -272,6 +304,7 @@ static int visit(struct sb *b, struct piece *p)
 	uint32_t file = p->file;
 	const struct sched_file *f = &b->files[file];
 	struct fstate *F = &b->fs[file];
+	uint64_t head, hold;
 
 	if (F->done || p->state != P_NEW)
 		return 0;
@@ -288,7 +321,20 @@ static int visit(struct sb *b, struct piece *p)
 		}
 		return 0;
 	}
-	if (p == &b->pc[F->next]) {
+	head = F->head;
+	if (p->off < head) {
+		/* into the head's buffer, in any order: its cost is held from
+		 * the file's first op until the head is complete */
+		if (!F->open && (b->open >= b->lim->max_open || !fits(b, cost(b, head))))
+			return whole(b, file, p->phys);
+		if (read_here(b, p, cost(b, head)) != 0)
+			return -1;
+		if (--F->head_left > 0)
+			return 0;
+		b->held -= cost(b, head); /* handed on whole, as the first chunk */
+		return chain(b, file);
+	}
+	if (F->head_left == 0 && p == &b->pc[F->next]) {
 		if (!F->open && b->open >= b->lim->max_open)
 			return whole(b, file, p->phys);
 		if (read_here(b, p, 0) != 0)
@@ -296,13 +342,16 @@ static int visit(struct sb *b, struct piece *p)
 		F->next++;
 		return chain(b, file);
 	}
-	/* out of logical order: keep it if it fits, else pass over it */
-	if (!p->gap && (F->open || b->open < b->lim->max_open) && fits(b, cost(b, p->len)) &&
+	/* out of logical order: keep it if it fits, else pass over it (a
+	 * file opened here holds its head's buffer from now on too) */
+	hold = F->open ? 0 : cost(b, head);
+	if (!p->gap && (F->open || b->open < b->lim->max_open) &&
+	    fits(b, hold + cost(b, p->len)) &&
 	    b->held_ahead + cost(b, p->len) <= b->lim->window / 2) {
 		if (emit(b, file, SO_AHEAD, p->off, p->len, p->phys, 0) != 0)
 			return -1;
 		if (!F->open)
-			open_file(b, file, 0);
+			open_file(b, file, hold);
 		b->held += cost(b, p->len);
 		b->held_ahead += cost(b, p->len);
 		p->state = P_KEPT;
@@ -341,7 +390,8 @@ static void merge(struct sb *b)
 		if (n > 0) {
 			struct sched_op *p = &b->ops[n - 1];
 			if (p->file == o->file && p->kind == o->kind && o->kind != SO_WHOLE &&
-			    p->off + p->len == o->off && p->hole == o->hole) {
+			    p->off + p->len == o->off && p->hole == o->hole &&
+			    o->off != b->fs[o->file].head) {
 				/* p is not its file's last: o follows it */
 				p->len += o->len;
 				p->last = o->last;
@@ -370,18 +420,24 @@ int sched_build(const struct sched_file *files, size_t n, const struct sched_lim
 	if (!b.fs)
 		goto nomem;
 	for (i = 0; i < n; i++)
-		b.npc += split(&files[i], NULL);
+		b.npc += split(&files[i], lim, NULL);
 	b.pc = malloc((b.npc ? b.npc : 1) * sizeof(*b.pc));
 	ord = malloc((b.npc ? b.npc : 1) * sizeof(*ord));
 	if (!b.pc || !ord)
 		goto nomem;
 	for (i = 0; i < n; i++) {
-		size_t k, c = split(&files[i], b.pc + at);
+		size_t k, c = split(&files[i], lim, b.pc + at);
+		uint64_t head = head_of(&files[i], lim);
+		b.fs[i].head = head;
 		b.fs[i].first = b.fs[i].next = at;
 		b.fs[i].count = b.fs[i].left = c;
 		for (k = 0; k < c; k++) {
 			b.pc[at + k].file = (uint32_t)i;
 			ord[at + k] = at + k;
+			if (b.pc[at + k].off < head) {
+				b.fs[i].head_left++;
+				b.fs[i].next++;
+			}
 		}
 		at += c;
 	}

@@ -18,10 +18,15 @@
  *     window, and then filled at each piece's place in the sweep; if it does
  *     not fit, it is read whole right there, as without a schedule
  *     (SO_WHOLE);
- *   - a streamed file's piece that comes in logical order is read (SO_READ),
- *     then its successors already kept are handed on, and those passed over
- *     earlier are read at once, out of sweep order (SO_BACK), up to the first
- *     that lies ahead; a piece out of order is kept if it fits in half the
+ *   - a streamed file's head (its first `head` bytes: what the extractors
+ *     parse as its first chunk, so it must come as one buffer) is gathered
+ *     the same way: its buffer is held from the file's first op, whatever
+ *     the piece, until the head's last piece is read in its place; pieces
+ *     are cut at the head's end, so an op lies wholly in it or after it;
+ *   - past the head, a streamed file's piece that comes in logical order
+ *     (the head complete) is read (SO_READ), then its successors already
+ *     kept are handed on, and those passed over earlier are read at once,
+ *     out of sweep order (SO_BACK), up to the first that lies ahead; a piece out of order is kept if it fits in half the
  *     window (SO_AHEAD), else passed over, to be read by SO_BACK once its
  *     predecessor is.  Half: kept pieces wait for a predecessor that may lie
  *     at the far end of the disk, and would otherwise take the whole window
@@ -79,6 +84,8 @@ struct sched_limits {
 	uint32_t max_open; /* unfinished files at most (descriptors) */
 	uint64_t grain;    /* each held buffer counts as its size rounded up to
 			      this (the budget's allocation unit); 0: exact */
+	uint64_t head;     /* a spread streamed file's head (the pipeline's
+			      chunk); 0: none, its pieces hashed as they come */
 };
 
 struct sched_stats {

@@ -110,6 +110,25 @@ static uint64_t cost(const struct sched_limits *lim, uint64_t len)
 	return lim->grain > 1 ? (len + lim->grain - 1) / lim->grain * lim->grain : len;
 }
 
+/* Kept pieces that now come next in logical order are hashed. */
+static void hand_on(struct kept *k, size_t nk, uint64_t *hashed, uint64_t *held,
+		    const struct sched_limits *lim)
+{
+	size_t i;
+	int moved = 1;
+	while (moved) {
+		moved = 0;
+		for (i = 0; i < nk; i++) {
+			if (k[i].len && k[i].off == *hashed) {
+				*hashed += k[i].len;
+				*held -= cost(lim, k[i].len);
+				k[i].len = 0;
+				moved = 1;
+			}
+		}
+	}
+}
+
 /* Follows ops as the reader does; returns the number of failed checks. */
 static int follow(const struct disk *d, const struct sched_op *ops, size_t nops,
 		  const struct sched_limits *lim, int roomy)
@@ -117,6 +136,8 @@ static int follow(const struct disk *d, const struct sched_op *ops, size_t nops,
 	size_t n = d->n, i;
 	uint64_t *got = calloc(n, sizeof(*got));      /* bytes read */
 	uint64_t *hashed = calloc(n, sizeof(*hashed)); /* streamed: handed on so far */
+	uint64_t *head_at = calloc(n, sizeof(*head_at)); /* streamed: its head's size */
+	uint64_t *headgot = calloc(n, sizeof(*headgot)); /* of the head: read so far */
 	int *state = calloc(n, sizeof(*state));       /* 0 not started, 1 open, 2 done */
 	struct kept **kept = calloc(n, sizeof(*kept));
 	size_t *nkept = calloc(n, sizeof(*nkept));
@@ -165,9 +186,24 @@ static int follow(const struct disk *d, const struct sched_op *ops, size_t nops,
 			CHECK(open <= lim->max_open);
 			if (!f->streamed)
 				held += cost(lim, f->size);
+			else if (lim->head && f->size > lim->head)
+				head_at[o->file] = lim->head;
+			held += cost(lim, head_at[o->file]);
 		}
 		if (f->streamed) {
-			if (o->kind == SO_AHEAD) {
+			uint64_t head = head_at[o->file];
+			if (o->off < head) {
+				/* into the head's buffer, in place, never beyond */
+				CHECK(o->kind == SO_READ);
+				CHECK(o->off + o->len <= head);
+				headgot[o->file] += o->len;
+				if (headgot[o->file] == head) {
+					hashed[o->file] = head;
+					held -= cost(lim, head);
+					hand_on(kept[o->file], nkept[o->file], &hashed[o->file],
+						&held, lim);
+				}
+			} else if (o->kind == SO_AHEAD) {
 				CHECK(o->off > hashed[o->file]);
 				kept[o->file] = realloc(kept[o->file],
 							(nkept[o->file] + 1) * sizeof(**kept));
@@ -176,23 +212,12 @@ static int follow(const struct disk *d, const struct sched_op *ops, size_t nops,
 				nkept[o->file]++;
 				held += cost(lim, o->len);
 			} else {
-				/* hashed now: it must be next */
-				size_t k;
-				int moved = 1;
+				/* hashed now: it must be next, after the whole head */
+				CHECK_INT(headgot[o->file], head);
 				CHECK_INT(o->off, hashed[o->file]);
 				hashed[o->file] = o->off + o->len;
-				while (moved) {
-					moved = 0;
-					for (k = 0; k < nkept[o->file]; k++) {
-						struct kept *q = &kept[o->file][k];
-						if (q->len && q->off == hashed[o->file]) {
-							hashed[o->file] += q->len;
-							held -= cost(lim, q->len);
-							q->len = 0;
-							moved = 1;
-						}
-					}
-				}
+				hand_on(kept[o->file], nkept[o->file], &hashed[o->file], &held,
+					lim);
 			}
 		} else {
 			CHECK(o->kind == SO_READ);
@@ -221,6 +246,8 @@ static int follow(const struct disk *d, const struct sched_op *ops, size_t nops,
 	CHECK_INT(open, 0);
 	free(got);
 	free(hashed);
+	free(head_at);
+	free(headgot);
 	free(state);
 	free(kept);
 	free(nkept);
@@ -245,6 +272,8 @@ static void test_model(void)
 		lim.window = roomy ? UINT64_MAX / 4 : 4096 * below(80);
 		lim.max_open = roomy ? UINT32_MAX : 1 + (uint32_t)below(8);
 		lim.grain = round % 3 ? 0 : 512 * (1 + below(16));
+		/* a head below whole_max, as the pipeline's chunk is */
+		lim.head = round % 4 ? 0 : 4096 * (1 + below(whole_max / 4096));
 		CHECK_INT(sched_build(d.f, d.n, &lim, &ops, &nops, &st, &e), SL_OK);
 		if (follow(&d, ops, nops, &lim, roomy)) {
 			fprintf(stderr, "  round %d: %zu files, window %llu, open %u\n", round, d.n,
@@ -265,12 +294,12 @@ static void test_model(void)
  * interleaved with 2,000 small whole photos, each itself in 2 pieces, under
  * a window smaller than the video: it is read in logical order, the bound
  * holds, and the photos still sweep. */
-static void test_video_among_photos(void)
+static void video_among_photos(uint64_t head)
 {
 	enum { PHOTOS = 2000, FRAGS = 300 };
 	struct sched_file *f = calloc(PHOTOS + 1, sizeof(*f));
 	struct ft_run *r = calloc(FRAGS + 2 * PHOTOS, sizeof(*r));
-	struct sched_limits lim = {8u << 20, 64, 0};
+	struct sched_limits lim = {8u << 20, 64, 0, head};
 	struct sched_op *ops;
 	struct sched_stats st;
 	struct sl_err e;
@@ -315,9 +344,26 @@ static void test_video_among_photos(void)
 	CHECK_INT(st.whole, 0);   /* every photo swept */
 	CHECK(st.back > 0);       /* the video's fragments were passed over */
 	CHECK(st.ahead > 0 && st.ahead <= 4); /* as many kept as fit in half */
+	if (head) { /* gathered first, from the far end of the disk */
+		size_t k, in_head = 0;
+		for (k = 0; k < nops; k++)
+			if (ops[k].file == 0 && ops[k].off < head) {
+				CHECK(ops[k].kind == SO_READ && ops[k].off + ops[k].len <= head);
+				in_head += ops[k].len;
+			}
+		CHECK_INT(in_head, head);
+	}
 	free(ops);
 	free(f);
 	free(r);
+}
+
+static void test_video_among_photos(void)
+{
+	video_among_photos(0);
+	/* with a head of 2 MiB held from the video's first op: still room
+	 * for the photos beside it and what is kept */
+	video_among_photos(2u << 20);
 }
 
 static void test_contiguous(void)
