@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/strbuf.h"
 #include "common/sys.h"
 #include "indexer/yield.h"
 
@@ -78,19 +79,21 @@ static struct sf *find(const struct sweep *s, uint32_t file)
 	return NULL;
 }
 
+/* Pieces out of logical order from now on (once per file). */
+static void go_random(struct sf *f)
+{
+	if (!f->random)
+		rd_advise_random(f->o.rf);
+	f->random = 1;
+}
+
 /* Open the file of op.file now.  NULL when out of memory. */
 static struct sf *sf_open(struct sweep *s, uint32_t file)
 {
 	struct sf *f;
 
-	if (s->nact == s->capact) {
-		size_t cap = s->capact ? s->capact * 2 : 16;
-		struct sf **a = realloc(s->act, cap * sizeof(*a));
-		if (!a)
-			return NULL;
-		s->act = a;
-		s->capact = cap;
-	}
+	if (sl_grow(&s->act, &s->capact, s->nact + 1, sizeof(*s->act)) != 0)
+		return NULL;
 	f = calloc(1, sizeof(*f));
 	if (!f)
 		return NULL;
@@ -246,14 +249,8 @@ static int complete(struct sweep *s, struct sf *f)
 
 static int keep(struct sf *f, uint64_t off, uint8_t *buf, size_t len, size_t charge)
 {
-	if (f->nkept == f->capkept) {
-		size_t cap = f->capkept ? f->capkept * 2 : 4;
-		struct kept *k = realloc(f->kept, cap * sizeof(*k));
-		if (!k)
-			return -1;
-		f->kept = k;
-		f->capkept = cap;
-	}
+	if (sl_grow(&f->kept, &f->capkept, f->nkept + 1, sizeof(*f->kept)) != 0)
+		return -1;
 	f->kept[f->nkept].off = off;
 	f->kept[f->nkept].buf = buf;
 	f->kept[f->nkept].len = len;
@@ -277,10 +274,7 @@ static int start(struct sweep *s, struct sf *f, const struct sched_op *op)
 	f->t_start = sys_now() - P->t0;
 	f->size = f->o.info.size;
 	f->streamed = f->size > P->whole_max;
-	if (!f->random) {
-		rd_advise_random(f->o.rf);
-		f->random = 1;
-	}
+	go_random(f);
 	if (f->streamed) {
 		f->job = pipe_job_new(P, &f->o, &f->tail, &f->spare);
 		if (!f->job || (!P->o->read_only && x_hash_new(&f->hs) != SL_OK))
@@ -327,16 +321,15 @@ static int whole_piece(struct sweep *s, struct sf *f, const struct sched_op *op)
 	return 1;
 }
 
-/* A streamed file shrank under the sweep (a read came short at at).  As
+/* A streamed file shrank under the sweep (a read came short).  As
  * pipe_read_whole does: stored with what was read in order, with a
  * warning, so the next scan reads it again; before anything was queued it
  * is simply read whole now.  As whole_piece. */
-static int shrank(struct sweep *s, struct sf *f, uint64_t at)
+static int shrank(struct sweep *s, struct sf *f)
 {
 	struct pipe *P = s->P;
 	uint8_t *end;
 
-	(void)at; /* the bytes past the hashed prefix are not stored */
 	if (f->seq == 0) {
 		f->o.path = f->job->path; /* back from the job: read it whole */
 		free(f->job);
@@ -379,7 +372,7 @@ static int stream_piece(struct sweep *s, struct sf *f, const struct sched_op *op
 		if (rc != SL_OK)
 			return fail(s, f, rc, e.msg);
 		if (got < op->len)
-			return shrank(s, f, at + got);
+			return shrank(s, f);
 		f->filled += got;
 		if (f->filled < f->head)
 			return 0;
@@ -399,7 +392,7 @@ static int stream_piece(struct sweep *s, struct sf *f, const struct sched_op *op
 		budget_release(&P->budget, buf, charge);
 		if (rc != SL_OK)
 			return fail(s, f, rc, e.msg);
-		return got < op->len ? shrank(s, f, at + got) : -1;
+		return got < op->len ? shrank(s, f) : -1;
 	}
 	if (f->buf || at != f->hashed)
 		return fail(s, f, SL_E_IO, "extent schedule: a piece out of logical order");
@@ -414,7 +407,7 @@ static int stream_piece(struct sweep *s, struct sf *f, const struct sched_op *op
 		rc = pipe_rd(P, s->g, f->o.file, f->o.rf, buf, want, at, &got, &e);
 		if (rc != SL_OK || got < want) {
 			budget_release(&P->budget, buf, charge);
-			return rc != SL_OK ? fail(s, f, rc, e.msg) : shrank(s, f, at + got);
+			return rc != SL_OK ? fail(s, f, rc, e.msg) : shrank(s, f);
 		}
 		if (queue_next(s, f, buf, want, charge) != 0)
 			return -1;
@@ -445,10 +438,7 @@ static int look(struct sweep *s, const struct sched_op *op)
 			rd_advise_willneed(f->o.rf);
 		return 0;
 	}
-	if (!f->random) {
-		rd_advise_random(f->o.rf);
-		f->random = 1;
-	}
+	go_random(f);
 	rd_advise_range(f->o.rf, op->off, op->len < LOOK_BYTES ? op->len : LOOK_BYTES);
 	return 0;
 }

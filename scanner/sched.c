@@ -155,16 +155,11 @@ static uint64_t head_of(const struct sched_file *f, const struct sched_limits *l
 	return split_at(f, 0, NULL) > 1 ? lim->head : 0;
 }
 
-static size_t split(const struct sched_file *f, const struct sched_limits *lim, struct piece *out)
-{
-	return split_at(f, lim ? head_of(f, lim) : 0, out);
-}
-
 int sched_needed(const struct sched_file *files, size_t n)
 {
 	size_t i;
 	for (i = 0; i < n; i++)
-		if (split(&files[i], NULL, NULL) > 1)
+		if (split_at(&files[i], 0, NULL) > 1)
 			return 1;
 	return 0;
 }
@@ -419,16 +414,17 @@ int sched_build(const struct sched_file *files, size_t n, const struct sched_lim
 	b.fs = calloc(n ? n : 1, sizeof(*b.fs));
 	if (!b.fs)
 		goto nomem;
-	for (i = 0; i < n; i++)
-		b.npc += split(&files[i], lim, NULL);
+	for (i = 0; i < n; i++) {
+		b.fs[i].head = head_of(&files[i], lim);
+		b.npc += split_at(&files[i], b.fs[i].head, NULL);
+	}
 	b.pc = malloc((b.npc ? b.npc : 1) * sizeof(*b.pc));
 	ord = malloc((b.npc ? b.npc : 1) * sizeof(*ord));
 	if (!b.pc || !ord)
 		goto nomem;
 	for (i = 0; i < n; i++) {
-		size_t k, c = split(&files[i], lim, b.pc + at);
-		uint64_t head = head_of(&files[i], lim);
-		b.fs[i].head = head;
+		uint64_t head = b.fs[i].head;
+		size_t k, c = split_at(&files[i], head, b.pc + at);
 		b.fs[i].first = b.fs[i].next = at;
 		b.fs[i].count = b.fs[i].left = c;
 		for (k = 0; k < c; k++) {

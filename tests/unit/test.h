@@ -74,6 +74,15 @@ int t_unlink(const char *path);
  * when others may (or that user is missing), -1 when it cannot be told. */
 int t_private(const char *path);
 
+/* The next number of a splitmix64 sequence kept in *state. */
+static inline uint64_t t_rnd(uint64_t *state)
+{
+	uint64_t z = (*state += 0x9E3779B97F4A7C15ull);
+	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+	return z ^ (z >> 31);
+}
+
 /* n pseudo-random bytes from seed, into a new buffer. */
 static inline unsigned char *t_bytes(size_t n, uint64_t seed)
 {

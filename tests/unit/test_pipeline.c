@@ -349,10 +349,7 @@ static uint64_t sw_rng;
 
 static uint64_t sw_rnd(void)
 {
-	uint64_t z = (sw_rng += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
+	return t_rnd(&sw_rng);
 }
 
 static void fragment(struct fixture *x, size_t mem, uint64_t seed, struct sched_stats *sum)

@@ -15,10 +15,7 @@ static uint64_t rng_s;
 
 static uint64_t rnd(void)
 {
-	uint64_t z = (rng_s += 0x9E3779B97F4A7C15ull);
-	z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-	z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-	return z ^ (z >> 31);
+	return t_rnd(&rng_s);
 }
 
 static uint64_t below(uint64_t n)
