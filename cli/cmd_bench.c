@@ -6,6 +6,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -95,7 +96,28 @@ static void print_json(const int *orders, int norders, int runs,
 	printf("]}\n");
 }
 
+/* The pieces of swept groups, as they arrived (on_piece; several disks'
+ * readers at once). */
+struct pieces {
+	uint64_t *phys;
+	double *t;
+	size_t cap;
+	atomic_size_t n;
+};
+
+static void on_piece(void *ctx, uint64_t phys, uint64_t len, double t)
+{
+	struct pieces *pc = ctx;
+	size_t i = atomic_fetch_add(&pc->n, 1);
+	(void)len;
+	if (i < pc->cap) {
+		pc->phys[i] = phys;
+		pc->t[i] = t;
+	}
+}
+
 struct trace {
+	struct pieces pc; /* swept groups: one dot per piece instead */
 	struct event *ev; /* by plan position */
 	uint64_t *phys;   /* disk-absolute offset by plan position, UINT64_MAX if none */
 	size_t n;
@@ -152,6 +174,12 @@ static int make_cold(const struct ftab *ft, const char *cold_cmd, int *dropped)
 	return 0;
 }
 
+static size_t n_pieces(const struct trace *tr)
+{
+	size_t n = atomic_load(&tr->pc.n);
+	return n < tr->pc.cap ? n : tr->pc.cap;
+}
+
 static void write_svg(FILE *f, const int *orders, int norders, const struct trace *tr)
 {
 	const double W = 900, PH = 200, ML = 70, MR = 20, MT = 30, GAP = 45;
@@ -173,6 +201,13 @@ static void write_svg(FILE *f, const int *orders, int norders, const struct trac
 			if (ymin < 0 || y < ymin)
 				ymin = y;
 		}
+		for (i = 0; i < n_pieces(&tr[k]); i++) {
+			double y = (double)tr[k].pc.phys[i];
+			if (y > ymax)
+				ymax = y;
+			if (ymin < 0 || y < ymin)
+				ymin = y;
+		}
 	}
 	if (tmax <= 0)
 		tmax = 1;
@@ -189,9 +224,10 @@ static void write_svg(FILE *f, const int *orders, int norders, const struct trac
 		size_t i;
 		int t;
 		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-weight=\"bold\">order %s: %.2f s "
-			   "(first run; physical offset of each file against the time it arrived)"
+			   "(first run; physical offset of each %s against the time it arrived)"
 			   "</text>\n",
-			ML, top - 8, plan_order_name(orders[k]), tr[k].wall);
+			ML, top - 8, plan_order_name(orders[k]), tr[k].wall,
+			n_pieces(&tr[k]) ? "piece of the extent schedule" : "file");
 		fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
 			   "stroke=\"#999\"/>\n",
 			ML, top, pw, PH);
@@ -202,9 +238,14 @@ static void write_svg(FILE *f, const int *orders, int norders, const struct trac
 			fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.2f GB</text>\n",
 				ML - 5, y + 4, (ymin + (ymax - ymin) * (4 - t) / 4) / 1e9);
 		}
-		/* one dot per file: where it lies, when its last byte arrived */
+		/* one dot per piece of a sweep, or per file: where it lies, when
+		 * its last byte arrived */
 		fprintf(f, "<g fill=\"#c0392b\">\n");
-		for (i = 0; i < tr[k].n; i++) {
+		for (i = 0; i < n_pieces(&tr[k]); i++)
+			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.3\"/>\n",
+				ML + pw * tr[k].pc.t[i] / tmax,
+				top + PH - PH * ((double)tr[k].pc.phys[i] - ymin) / (ymax - ymin));
+		for (i = 0; !n_pieces(&tr[k]) && i < tr[k].n; i++) {
 			const struct event *ev = &tr[k].ev[i];
 			if (tr[k].phys[i] == UINT64_MAX || ev->t1 <= 0)
 				continue;
@@ -304,6 +345,20 @@ static int one_run(struct bench *B, int r, int oi, int order, struct sl_err *e)
 		po.read_only = 1;
 		po.on_read = on_read;
 		po.on_read_ctx = ev;
+		if (r == 0 && !B->tr[oi].have) {
+			size_t g, cap = 0;
+			for (g = 0; g < pl.ngroups; g++)
+				cap += pl.groups[g].nops;
+			if (cap) {
+				struct pieces *pc = &B->tr[oi].pc;
+				pc->phys = malloc(cap * sizeof(*pc->phys));
+				pc->t = malloc(cap * sizeof(*pc->t));
+				pc->cap = pc->phys && pc->t ? cap : 0;
+				atomic_store(&pc->n, 0);
+				po.on_piece = on_piece;
+				po.on_piece_ctx = pc;
+			}
+		}
 		po.cancel = B->cancel;
 		if (B->tty) {
 			po.progress = cli_progress;
@@ -493,6 +548,8 @@ out:
 	for (k = 0; k < MAX_ORDERS; k++) {
 		free(tr[k].ev);
 		free(tr[k].phys);
+		free(tr[k].pc.phys);
+		free(tr[k].pc.t);
 	}
 	prep_free(&B.base);
 	db_close(B.db);

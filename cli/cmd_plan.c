@@ -124,9 +124,9 @@ static void json_schedule(struct strbuf *o, const struct plan_group *gr)
 	sb_addf(o,
 		"{\"window\":%" PRIu64 ",\"pieces\":%zu,\"read_whole\":%zu,\"read_across\":%zu,"
 		"\"kept_ahead\":%zu,\"read_back\":%zu,\"peak_held\":%" PRIu64
-		",\"peak_open\":%u,\"ops\":[",
+		",\"peak_open\":%u,\"passes\":%u,\"ops\":[",
 		gr->window, st->pieces, st->whole, st->spread, st->ahead, st->back, st->peak_held,
-		st->peak_open);
+		st->peak_open, st->passes);
 	for (i = 0; i < gr->nops; i++) {
 		const struct sched_op *op = &gr->ops[i];
 		sb_addf(o, "%s[%zu,\"%s\",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]", i ? "," : "",

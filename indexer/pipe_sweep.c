@@ -494,6 +494,8 @@ void pipe_sweep(struct pipe *P, struct rgroup *g, struct yd *y)
 			r = fail(&s, f, SL_E_IO, "extent schedule: a piece past the end");
 		if (r == 0)
 			r = f->streamed ? stream_piece(&s, f, op) : whole_piece(&s, f, op);
+		if (r == 0 && !op->hole && P->o->on_piece)
+			P->o->on_piece(P->o->on_piece_ctx, op->phys, op->len, sys_now() - P->t0);
 		if (r < 0) { /* f is still there */
 			cancel(&s, f);
 			oom = 1;

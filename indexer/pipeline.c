@@ -134,8 +134,12 @@ static size_t budget_total(size_t mem_budget)
 /* A streamed file's chunk: what its first item gives the parsers. */
 #define DEFAULT_CHUNK ((size_t)4 << 20)
 
-/* Files a sweep keeps open at most: descriptors, far below any limit. */
-#define SWEEP_OPEN 64
+/* Files a sweep keeps open at most.  On an aged disk the photos a window
+ * holds at once are this many (256 of 600 KiB in 128 MiB; 64 made the
+ * sweeps at --mem 512M twice as many, docs/benchmarks.md); descriptors
+ * are raised to the hard limit at start (sys_raise_fd_limit), commonly
+ * 4096 and more. */
+#define SWEEP_OPEN 256
 
 void px_mem(size_t mem_budget, struct plan_mem *m)
 {

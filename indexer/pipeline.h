@@ -40,6 +40,11 @@ typedef void (*px_progress_fn)(void *ctx, const struct px_progress *p);
  * slot indexed by `pos` needs no lock. */
 typedef void (*px_read_fn)(void *ctx, size_t pos, double t0, double t1, uint64_t bytes);
 
+/* Called by a swept group's reader after each piece of its extent schedule
+ * (holes excepted): where the piece lies on the disk and when it arrived,
+ * in seconds since px_run began.  Readers of several disks call it at once. */
+typedef void (*px_piece_fn)(void *ctx, uint64_t phys, uint64_t len, double t);
+
 struct px_opts {
 	int jobs;            /* extractor threads; 0 = one per CPU */
 	int ssd_readers;     /* readers per group without seek penalty; 0 = 4 */
@@ -52,6 +57,8 @@ struct px_opts {
 				wait while others use their disk (yield.h) */
 	px_read_fn on_read;  /* may be NULL */
 	void *on_read_ctx;
+	px_piece_fn on_piece; /* may be NULL */
+	void *on_piece_ctx;
 	atomic_int *cancel;  /* when set: stop starting files, store what is done */
 	double stop_grace;   /* seconds a stop waits for reads in progress; 0 = 10 */
 	/* called from px_run's thread, once per read that has taken more than

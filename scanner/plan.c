@@ -545,9 +545,10 @@ int plan_schedule(struct plan *p, const struct ftab *ft, const struct dev_info *
 		gr->window = lim.window;
 		l = strlen(gr->reason);
 		snprintf(gr->reason + l, sizeof(gr->reason) - l,
-			 "; %zu files fragmented: one sweep over the extents (%zu pieces, %zu "
-			 "files read across the sweep)",
-			 nfrag[g], gr->sched.pieces, gr->sched.spread);
+			 "; %zu files fragmented: %u sweep%s over the extents (%zu pieces, %zu "
+			 "files read across a sweep)",
+			 nfrag[g], gr->sched.passes, gr->sched.passes == 1 ? "" : "s",
+			 gr->sched.pieces, gr->sched.spread);
 	}
 	if (rc == SL_OK) {
 		p->whole_max = m->whole_max;

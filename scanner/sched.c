@@ -23,7 +23,21 @@ struct fstate {
 	size_t left;         /* pieces not read yet */
 	int open, done;
 	size_t last_op;      /* the file's latest op */
+	uint64_t lo, hi;     /* its pieces' lowest and highest position */
+	uint32_t chosen;     /* pass + 1 when chosen for that pass */
+	uint32_t seen;       /* pass + 1 when looked at for that pass */
+	uint8_t passable;    /* a whole file that one pass can hold */
 };
+
+/* A file held by the pass being chosen: its last position and cost. */
+struct held_file {
+	uint64_t hi, cost;
+	uint32_t file;
+};
+
+/* Passes after which every file left is read whole where the sweep meets
+ * it: each pass costs the plan a look at every piece left. */
+enum { MAX_PASSES = 32 };
 
 struct sb {
 	const struct sched_file *files;
@@ -35,6 +49,11 @@ struct sb {
 	size_t nops, cap;
 	uint64_t held, held_ahead; /* held_ahead: by SO_AHEAD pieces, part of held */
 	uint32_t open;
+	uint32_t pass;
+	int last_pass;
+	size_t nfiles;
+	struct held_file *act; /* choose_pass(): held files by hi */
+	size_t act_cap;
 	struct sched_stats st;
 };
 
@@ -306,8 +325,15 @@ static int visit(struct sb *b, struct piece *p)
 	if (F->count == 1)
 		return whole(b, file, p->phys);
 	if (!f->streamed) {
-		if (!F->open && (b->open >= b->lim->max_open || !fits(b, cost(b, f->size))))
+		if (!F->open && F->passable && !b->last_pass && F->chosen != b->pass + 1)
+			return 0; /* a later pass's */
+		if (!F->open && (b->open >= b->lim->max_open || !fits(b, cost(b, f->size)))) {
+			if (F->passable && !b->last_pass) {
+				F->chosen = 0; /* room taken by a streamed file: next pass */
+				return 0;
+			}
 			return whole(b, file, p->phys);
+		}
 		if (read_here(b, p, cost(b, f->size)) != 0)
 			return -1;
 		if (F->left == 0) {
@@ -357,6 +383,60 @@ static int visit(struct sb *b, struct piece *p)
 	return 0;
 }
 
+/* Which of the whole files left the next pass holds.  Each is held from
+ * its lowest piece to its highest; taken by their lowest, a file that
+ * would overfill the window (or the descriptors) drops the held file that
+ * ends last, possibly itself: for files of one size this holds the most
+ * files a pass can (the greedy rule for intervals), and it keeps the files
+ * that span the disk, which would hold room for the whole sweep, for later
+ * passes.  Fewer files held per sweep means more sweeps, and on an aged
+ * disk each sweep skips over the pieces of the others: the window trades
+ * memory for seeks (docs/design.md, "The extent schedule"). */
+static int choose_pass(struct sb *b, const size_t *ord, size_t n)
+{
+	uint32_t stamp = b->pass + 1;
+	uint64_t sum = 0;
+	size_t i, na = 0;
+
+	for (i = 0; i < n; i++) {
+		const struct piece *p = &b->pc[ord[i]];
+		struct fstate *F = &b->fs[p->file];
+		struct held_file h;
+		size_t k;
+
+		if (!F->passable || F->done || F->open || F->seen == stamp)
+			continue;
+		F->seen = stamp; /* first met: at its lowest piece */
+		if (!b->act) {
+			b->act_cap = (b->lim->max_open < b->nfiles ? b->lim->max_open : b->nfiles) + 1;
+			b->act = malloc(b->act_cap * sizeof(*b->act));
+			if (!b->act)
+				return -1;
+		}
+		/* held ones that end before it starts are done with */
+		for (k = 0; k < na && b->act[k].hi < F->lo; k++)
+			sum -= b->act[k].cost;
+		memmove(b->act, b->act + k, (na - k) * sizeof(*b->act));
+		na -= k;
+		h.hi = F->hi;
+		h.cost = cost(b, b->files[p->file].size);
+		h.file = p->file;
+		for (k = na; k > 0 && b->act[k - 1].hi > h.hi; k--)
+			;
+		memmove(b->act + k + 1, b->act + k, (na - k) * sizeof(*b->act));
+		b->act[k] = h;
+		na++;
+		sum += h.cost;
+		F->chosen = stamp;
+		while (sum > b->lim->window || na > b->lim->max_open) {
+			na--;
+			sum -= b->act[na].cost;
+			b->fs[b->act[na].file].chosen = 0;
+		}
+	}
+	return 0;
+}
+
 static const struct piece *cmp_pc;
 static const struct sched_file *cmp_files;
 
@@ -402,10 +482,11 @@ int sched_build(const struct sched_file *files, size_t n, const struct sched_lim
 		struct sched_op **ops, size_t *nops, struct sched_stats *st, struct sl_err *err)
 {
 	struct sb b;
-	size_t *ord = NULL, i, at = 0;
+	size_t *ord = NULL, i, k, at = 0, left;
 
 	memset(&b, 0, sizeof(b));
 	b.files = files;
+	b.nfiles = n;
 	b.lim = lim;
 	*ops = NULL;
 	*nops = 0;
@@ -424,17 +505,25 @@ int sched_build(const struct sched_file *files, size_t n, const struct sched_lim
 		goto nomem;
 	for (i = 0; i < n; i++) {
 		uint64_t head = b.fs[i].head;
-		size_t k, c = split_at(&files[i], head, b.pc + at);
-		b.fs[i].first = b.fs[i].next = at;
-		b.fs[i].count = b.fs[i].left = c;
+		struct fstate *F = &b.fs[i];
+		size_t c = split_at(&files[i], head, b.pc + at);
+		F->first = F->next = at;
+		F->count = F->left = c;
+		F->lo = UINT64_MAX;
 		for (k = 0; k < c; k++) {
 			b.pc[at + k].file = (uint32_t)i;
+			if (b.pc[at + k].phys < F->lo)
+				F->lo = b.pc[at + k].phys;
+			if (b.pc[at + k].phys > F->hi)
+				F->hi = b.pc[at + k].phys;
 			ord[at + k] = at + k;
 			if (b.pc[at + k].off < head) {
 				b.fs[i].head_left++;
 				b.fs[i].next++;
 			}
 		}
+		F->passable = !files[i].streamed && files[i].placed && c > 1 &&
+			      lim->max_open > 0 && cost(&b, files[i].size) <= lim->window;
 		at += c;
 	}
 	b.npc = at;
@@ -444,10 +533,22 @@ int sched_build(const struct sched_file *files, size_t n, const struct sched_lim
 	qsort(ord, b.npc, sizeof(*ord), cmp_piece);
 	cmp_pc = NULL;
 	cmp_files = NULL;
-	for (i = 0; i < b.npc; i++)
-		if (visit(&b, &b.pc[ord[i]]) != 0)
+	/* Sweeps, each ascending: the first over everything, each further one
+	 * over the pieces of the whole files earlier ones did not hold. */
+	for (left = b.npc; left > 0; b.pass++) {
+		b.last_pass = b.pass + 1 >= MAX_PASSES;
+		if (!b.last_pass && choose_pass(&b, ord, left) != 0)
 			goto nomem;
+		for (i = 0; i < left; i++)
+			if (visit(&b, &b.pc[ord[i]]) != 0)
+				goto nomem;
+		for (i = k = 0; i < left; i++)
+			if (!b.fs[b.pc[ord[i]].file].done)
+				ord[k++] = ord[i];
+		left = k;
+	}
 	merge(&b);
+	b.st.passes = b.pass;
 	b.st.ops = b.nops;
 	b.st.pieces = b.npc;
 	if (st)
@@ -457,8 +558,10 @@ int sched_build(const struct sched_file *files, size_t n, const struct sched_lim
 	free(ord);
 	free(b.pc);
 	free(b.fs);
+	free(b.act);
 	return SL_OK;
 nomem:
+	free(b.act);
 	free(ord);
 	free(b.pc);
 	free(b.fs);

@@ -95,6 +95,7 @@ struct sched_stats {
 	size_t ahead, back; /* SO_AHEAD and SO_BACK ops */
 	uint64_t peak_held; /* bytes held at most */
 	uint32_t peak_open;
+	uint32_t passes;    /* ascending sweeps over the disk */
 };
 
 /* The schedule for files (n of them, in the group's plan order).  *ops

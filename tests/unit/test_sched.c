@@ -390,10 +390,72 @@ static void test_contiguous(void)
 	CHECK_STR(sched_kind_name(9), "?");
 }
 
+/* Photos whose two extents lie at the two ends of the disk: a window that
+ * holds K of them takes N/K ascending sweeps, none read whole.  And the
+ * sweep that a file spanning the disk would fill goes to the short ones
+ * first: taken first-come, the long one would take the first sweep alone. */
+static void test_sweeps(void)
+{
+	enum { N = 40, K = 8, SHORT = 8 };
+	struct sched_file f[N];
+	struct ft_run r[2 * N];
+	struct sched_limits lim = {K * (256u << 10), 256, 0, 0};
+	struct sched_op *ops;
+	struct sched_stats st;
+	struct sl_err e;
+	struct disk d = {f, r, N, 2 * N};
+	size_t nops, i, descents = 0;
+
+	memset(f, 0, sizeof(f));
+	for (i = 0; i < N; i++) {
+		r[2 * i].logical = 0;
+		r[2 * i].phys = (uint64_t)(i + 1) << 20;
+		r[2 * i].len = 128u << 10;
+		r[2 * i + 1].logical = 128u << 10;
+		r[2 * i + 1].phys = (1ull << 30) + ((uint64_t)i << 20);
+		r[2 * i + 1].len = 128u << 10;
+		f[i].size = 256u << 10;
+		f[i].placed = 1;
+		f[i].phys = r[2 * i].phys;
+		f[i].runs = &r[2 * i];
+		f[i].nruns = 2;
+	}
+	CHECK_INT(sched_build(f, N, &lim, &ops, &nops, &st, &e), SL_OK);
+	CHECK_INT(follow(&d, ops, nops, &lim, 0), 0);
+	CHECK_INT(st.passes, N / K);
+	CHECK_INT(st.whole, 0);
+	CHECK_INT(st.spread, N);
+	CHECK(st.peak_held <= lim.window);
+	for (i = 1; i < nops; i++)
+		descents += ops[i].phys < ops[i - 1].phys;
+	CHECK_INT(descents, N / K - 1); /* each sweep ascending */
+	free(ops);
+
+	/* one long file (0 and 1 GiB) and SHORT short ones between, a window
+	 * of one: the short ones share the first sweep, the long one is last */
+	lim.window = 256u << 10;
+	r[0].phys = 1u << 20;
+	r[1].phys = 1ull << 30;
+	for (i = 1; i <= SHORT; i++) {
+		r[2 * i].phys = (uint64_t)(i + 1) * (4u << 20);
+		r[2 * i + 1].phys = r[2 * i].phys + (1u << 20);
+		f[i].phys = r[2 * i].phys;
+	}
+	f[0].phys = r[0].phys;
+	d.n = 1 + SHORT;
+	CHECK_INT(sched_build(f, 1 + SHORT, &lim, &ops, &nops, &st, &e), SL_OK);
+	CHECK_INT(follow(&d, ops, nops, &lim, 0), 0);
+	CHECK_INT(st.passes, 2);
+	CHECK_INT(st.whole, 0);
+	CHECK(nops > 0 && ops[nops - 1].file == 0 && ops[0].file != 0);
+	free(ops);
+}
+
 int main(void)
 {
 	RUN(test_contiguous);
 	RUN(test_model);
 	RUN(test_video_among_photos);
+	RUN(test_sweeps);
 	return t_done();
 }

@@ -5,7 +5,9 @@
  * out as YEAR/YEAR-MONTH/DATE EVENT/NAME.JPG, and created in shuffled order
  * so that directory order, inode order and physical order all differ.
  * Optionally some files are written interleaved (fragmented) and some are
- * deleted and rewritten at the end (churn).  Every file's content is a
+ * deleted and rewritten at the end (churn), or the file system is aged
+ * first (filled with filler files, a random part of them deleted) so that
+ * the photos land in the holes, as on a drive filled and emptied for years.  Every file's content is a
  * function of (--seed, its index), so a tree can be regenerated exactly.
  * A manifest (JSON lines) records what each file holds, for tests.
  */
@@ -17,18 +19,23 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/ioctl.h>
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <time.h>
 #include <unistd.h>
 
 #include <jpeglib.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
 
 #include "common/strbuf.h"
 #include "tools/mkcorpus/exifw.h"
 
 static const char help[] =
 	"usage: mkcorpus [--files N] [--median SIZE | --megapixels MP] [--sigma S] [--seed N]\n"
-	"                [--fragment PCT] [--churn PCT] [--manifest FILE] [--no-sync] DIR\n"
+	"                [--fragment PCT] [--churn PCT] [--age SIZES [--age-keep PCT]]\n"
+	"                [--manifest FILE] [--no-sync] DIR\n"
 	"\n"
 	"Create N (default 200) camera-like JPEG photos with EXIF below DIR.\n"
 	"  --median SIZE    median file size (default 150k); sizes are log-normal\n"
@@ -36,6 +43,12 @@ static const char help[] =
 	"  --seed N         seed (default 1); same seed, same tree\n"
 	"  --fragment PCT   write PCT%% of the files in interleaved pairs (fragmented)\n"
 	"  --churn PCT      afterwards delete PCT%% of the files and write them again\n"
+	"  --age SIZES      first fill the file system holding DIR with filler files\n"
+	"                   (sizes drawn from the comma-separated list, e.g. 64k,256k)\n"
+	"                   in DIR.filler, then delete a random part of them, so the\n"
+	"                   photos are written into the holes; reports the photos'\n"
+	"                   extents per file (FIEMAP)\n"
+	"  --age-keep PCT   share of the filler files kept (default 50)\n"
 	"  --megapixels MP  fixed resolution instead (sizes then follow the content)\n"
 	"  --manifest FILE  JSON lines describing every file (path relative to DIR)\n"
 	"  --no-sync        do not sync at the end\n";
@@ -532,6 +545,165 @@ static void shuffle(uint32_t *v, size_t n, struct rng *r)
 	}
 }
 
+/* ---- aging ---------------------------------------------------------------- */
+
+/* A drive that was filled and emptied for years has its free space in
+ * holes between files that stayed.  Filler files, their sizes drawn from
+ * `sizes`, fill the file system holding `fill` until little is left; a
+ * random (100 - keep)% of them are deleted again.  The syncs matter: ext4
+ * does not reuse blocks freed by a transaction that has not committed, so
+ * without them the photos would go to the space behind the filler instead
+ * of into its holes. */
+struct age {
+	double sizes[16];
+	int nsizes, keep_pct;
+	size_t made, kept;
+};
+
+static int fs_nearly_full(const char *path, uint64_t reserve)
+{
+	struct statvfs sv;
+	if (statvfs(path, &sv) != 0)
+		return 1;
+	/* f_bfree, not f_bavail: root fills the blocks ext4 keeps for root
+	 * too, or they would stay one unfragmented region for the photos */
+	return (uint64_t)sv.f_bfree * sv.f_frsize < reserve;
+}
+
+static void age_fs(const char *fill, struct age *a, struct rng *r)
+{
+	unsigned char *buf;
+	size_t cap = 0, i, n;
+	struct statvfs sv;
+	uint64_t reserve;
+	int k;
+
+	for (k = 0; k < a->nsizes; k++)
+		if ((size_t)a->sizes[k] > cap)
+			cap = (size_t)a->sizes[k];
+	if (mkdirs(fill) != 0)
+		die("create", fill);
+	if (statvfs(fill, &sv) != 0)
+		die("statvfs", fill);
+	/* room for the file system's own metadata (btrfs cannot even delete
+	 * on a full disk); 1% or 4 MiB, whichever is more: what is left
+	 * stays in one piece, and photos that fit in it are not fragmented */
+	reserve = (uint64_t)sv.f_blocks * sv.f_frsize / 100;
+	if (reserve < 4u << 20)
+		reserve = 4u << 20;
+	buf = malloc(cap);
+	if (!buf) {
+		fprintf(stderr, "mkcorpus: out of memory\n");
+		exit(1);
+	}
+	for (i = 0; i < cap; i++)
+		buf[i] = (unsigned char)(i * 131 + 7);
+	for (n = 0;; n++) {
+		char rel[64];
+		size_t len = (size_t)a->sizes[below(r, (uint32_t)a->nsizes)];
+		int fd;
+		if (n % 64 == 0 && fs_nearly_full(fill, reserve))
+			break;
+		snprintf(rel, sizeof(rel), "%04zu/%06zu", n / 1000, n);
+		fd = open_for(fill, rel);
+		if (fd < 0 && errno == ENOSPC)
+			break;
+		if (fd < 0)
+			die("create", rel);
+		if (write_all(fd, buf, len) != 0 || close(fd) != 0) {
+			char full[4096];
+			if (errno != ENOSPC)
+				die("write", rel);
+			snprintf(full, sizeof(full), "%s/%s", fill, rel);
+			unlink(full);
+			break;
+		}
+	}
+	free(buf);
+	sync();
+	a->made = n;
+	a->kept = 0;
+	for (i = 0; i < n; i++) {
+		char full[4096];
+		if (below(r, 100) < (uint32_t)a->keep_pct) {
+			a->kept++;
+			continue;
+		}
+		snprintf(full, sizeof(full), "%s/%04zu/%06zu", fill, i / 1000, i);
+		if (unlink(full) != 0)
+			die("delete", full);
+	}
+	sync();
+}
+
+/* How many pieces a file lies in: FIEMAP's extents, those that continue
+ * the previous one on disk counted with it (file systems split extents at
+ * their own limits). */
+static unsigned file_pieces(const char *path)
+{
+	enum { N = 256 };
+	struct fiemap *fm = calloc(1, sizeof(*fm) + N * sizeof(struct fiemap_extent));
+	uint64_t start = 0, end_phys = UINT64_MAX;
+	unsigned pieces = 0, i, last = 0;
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+
+	if (!fm || fd < 0) {
+		free(fm);
+		if (fd >= 0)
+			close(fd);
+		return 0;
+	}
+	while (!last) {
+		memset(fm, 0, sizeof(*fm));
+		fm->fm_start = start;
+		fm->fm_length = FIEMAP_MAX_OFFSET - start;
+		fm->fm_flags = FIEMAP_FLAG_SYNC;
+		fm->fm_extent_count = N;
+		if (ioctl(fd, FS_IOC_FIEMAP, fm) != 0 || fm->fm_mapped_extents == 0)
+			break;
+		for (i = 0; i < fm->fm_mapped_extents; i++) {
+			const struct fiemap_extent *x = &fm->fm_extents[i];
+			if (x->fe_physical != end_phys)
+				pieces++;
+			end_phys = x->fe_physical + x->fe_length;
+			start = x->fe_logical + x->fe_length;
+			if (x->fe_flags & FIEMAP_EXTENT_LAST)
+				last = 1;
+		}
+	}
+	close(fd);
+	free(fm);
+	return pieces;
+}
+
+static int cmp_unsigned(const void *a, const void *b)
+{
+	unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+	return (x > y) - (x < y);
+}
+
+static void report_pieces(const char *dir, const struct photo *photos, size_t n)
+{
+	unsigned *p = calloc(n, sizeof(*p));
+	size_t i, split = 0;
+	double sum = 0;
+
+	if (!p)
+		return;
+	for (i = 0; i < n; i++) {
+		char full[4096];
+		snprintf(full, sizeof(full), "%s/%s", dir, photos[i].rel);
+		p[i] = file_pieces(full);
+		sum += p[i];
+		split += p[i] > 1;
+	}
+	qsort(p, n, sizeof(*p), cmp_unsigned);
+	printf("mkcorpus: extents per photo: mean %.2f, median %u, max %u; %zu of %zu in more "
+	       "than one\n",
+	       sum / (double)n, p[n / 2], p[n - 1], split, n);
+	free(p);
+}
+
 static int parse_size(const char *s, double *out)
 {
 	char *end;
@@ -548,6 +720,19 @@ static int parse_size(const char *s, double *out)
 	return 0;
 }
 
+/* "64k,256k": filler sizes for --age */
+static int parse_sizes(const char *list, struct age *a)
+{
+	char buf[256], *save = NULL, *tok;
+	snprintf(buf, sizeof(buf), "%s", list);
+	a->nsizes = 0;
+	for (tok = strtok_r(buf, ",", &save); tok; tok = strtok_r(NULL, ",", &save))
+		if (a->nsizes == (int)(sizeof(a->sizes) / sizeof(a->sizes[0])) ||
+		    parse_size(tok, &a->sizes[a->nsizes++]) != 0)
+			return -1;
+	return a->nsizes ? 0 : -1;
+}
+
 int main(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -560,6 +745,8 @@ int main(int argc, char **argv)
 		{"manifest", required_argument, NULL, 'M'},
 		{"megapixels", required_argument, NULL, 'P'},
 		{"no-sync", no_argument, NULL, 'N'},
+		{"age", required_argument, NULL, 'A'},
+		{"age-keep", required_argument, NULL, 'K'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
@@ -576,6 +763,8 @@ int main(int argc, char **argv)
 	FILE *manifest = NULL;
 	uint64_t total = 0;
 	struct made m = {NULL, 0, STRBUF_INIT}, m2 = {NULL, 0, STRBUF_INIT};
+	struct age age = {{0}, 0, 50, 0, 0};
+	char fill[2048];
 
 	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
 		switch (c) {
@@ -593,12 +782,20 @@ int main(int argc, char **argv)
 		case 'M': manifest_path = optarg; break;
 		case 'P': fixed_pixels = atof(optarg) * 1e6; break;
 		case 'N': do_sync = 0; break;
+		case 'A':
+			if (parse_sizes(optarg, &age) != 0) {
+				fprintf(stderr, "mkcorpus: bad sizes '%s'\n", optarg);
+				return 2;
+			}
+			break;
+		case 'K': age.keep_pct = atoi(optarg); break;
 		case 'h': fputs(help, stdout); return 0;
 		default: fputs(help, stderr); return 2;
 		}
 	}
 	if (optind + 1 != argc || nfiles < 1 || nfiles > 10000000 || sigma < 0 || frag_pct < 0 ||
-	    frag_pct > 100 || churn_pct < 0 || churn_pct > 100) {
+	    frag_pct > 100 || churn_pct < 0 || churn_pct > 100 || age.keep_pct < 0 ||
+	    age.keep_pct > 100) {
 		fputs(help, stderr);
 		return 2;
 	}
@@ -660,6 +857,16 @@ int main(int argc, char **argv)
 				strncat(photos[j].rel, "-2.JPG", sizeof(photos[j].rel) - strlen(photos[j].rel) - 1);
 	}
 	shuffle(order, (size_t)nfiles, &r);
+	if (age.nsizes) {
+		/* its own stream, so that aging does not change the photos */
+		struct rng ar = {mix64(seed ^ 0xA9EDull)};
+		size_t n = strlen(dir);
+		while (n > 1 && dir[n - 1] == '/')
+			n--;
+		snprintf(fill, sizeof(fill), "%.*s.filler", (int)n, dir);
+		age_fs(fill, &age, &ar);
+		printf("mkcorpus: aged: %zu filler files in %s, %zu kept\n", age.made, fill, age.kept);
+	}
 
 	for (i = 0; i < (size_t)nfiles; i++) {
 		struct photo *ph = &photos[order[i]];
@@ -715,8 +922,10 @@ int main(int argc, char **argv)
 	}
 	if (manifest && fclose(manifest) != 0)
 		die("write", manifest_path);
-	if (do_sync)
+	if (do_sync || age.nsizes)
 		sync();
+	if (age.nsizes)
+		report_pieces(dir, photos, (size_t)nfiles);
 	printf("mkcorpus: %ld files, %.1f MB in %zu events below %s\n", nfiles, (double)total / 1e6,
 	       nevents, dir);
 	free(events);
