@@ -276,11 +276,15 @@ int prep_files_from(const char *file, const char *dbpath, struct prep *p,
 }
 
 
-int prep_plan(const struct prep *p, int order, uint64_t seed, size_t mem_budget,
+int prep_plan(struct prep *p, int order, uint64_t seed, size_t mem_budget,
 	      struct plan *pl, struct sl_err *err)
 {
 	struct plan_mem m;
-	int rc = plan_build(&p->ft, p->devs, order, seed, pl, err);
+	size_t joined;
+	int rc = ftab_join_links(&p->ft, &joined, err);
+
+	if (rc == SL_OK)
+		rc = plan_build(&p->ft, p->devs, order, seed, pl, err);
 
 	if (rc != SL_OK)
 		return rc;

@@ -64,8 +64,11 @@ void prep_free(struct prep *p);
 
 /* The read plan of p's files (plan_build), with the extent schedules the
  * pipeline will follow under mem_budget (plan_schedule, px_mem): what scan,
- * plan and bench all read by.  Returns SL_OK or SL_E_NOMEM. */
-int prep_plan(const struct prep *p, int order, uint64_t seed, size_t mem_budget,
+ * plan and bench all read by.  First the names of one file (hard links)
+ * among those to read are joined, so that it is read once
+ * (ftab_join_links): call it after the diff has marked what to skip.
+ * Returns SL_OK or SL_E_NOMEM. */
+int prep_plan(struct prep *p, int order, uint64_t seed, size_t mem_budget,
 	      struct plan *pl, struct sl_err *err);
 
 /* A plan group's file systems, e.g. "ext4 on /mnt/photos". */

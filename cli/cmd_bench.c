@@ -13,6 +13,7 @@
 
 #include "app/scan.h"
 #include "cli/cli.h"
+#include "common/parse.h"
 #include "common/sys.h"
 #include "db/db.h"
 #include "indexer/pipeline.h"
@@ -20,7 +21,7 @@
 
 static const char help[] =
 	"usage: seekless bench [--orders LIST] [--runs N] [--svg FILE] [--db PATH]\n"
-	"                      [--cold-cmd CMD] [--seed N] [--cross-fs] ROOT...\n"
+	"                      [--cold-cmd CMD] [--seed N] [--mem SIZE] [--cross-fs] ROOT...\n"
 	"\n"
 	"Read every file below ROOTs once per order and run, with a cold cache each\n"
 	"time, and print per order: read wall time, MB/s, files/s, speedup over fs\n"
@@ -34,6 +35,8 @@ static const char help[] =
 	"  --db PATH       where the runs are recorded (default index)\n"
 	"  --cold-cmd CMD  run CMD (through sh) before every run, e.g. a remount\n"
 	"  --seed N        seed of the random order (run r uses N + r)\n"
+	"  --mem SIZE      memory for file bytes, as `scan --mem`; on a fragmented\n"
+	"                  disk it sets how many sweeps physical order takes\n"
 	"  --cross-fs      descend into file systems mounted below a root\n"
 	"  --json          the results as one JSON object (every run's times too)\n"
 	"\n"
@@ -227,7 +230,7 @@ static void write_svg(FILE *f, const int *orders, int norders, const struct trac
 			   "(first run; physical offset of each %s against the time it arrived)"
 			   "</text>\n",
 			ML, top - 8, plan_order_name(orders[k]), tr[k].wall,
-			n_pieces(&tr[k]) ? "piece of the extent schedule" : "file");
+			n_pieces(&tr[k]) ? "file or piece of a sweep" : "file");
 		fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
 			   "stroke=\"#999\"/>\n",
 			ML, top, pw, PH);
@@ -245,7 +248,7 @@ static void write_svg(FILE *f, const int *orders, int norders, const struct trac
 			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.3\"/>\n",
 				ML + pw * tr[k].pc.t[i] / tmax,
 				top + PH - PH * ((double)tr[k].pc.phys[i] - ymin) / (ymax - ymin));
-		for (i = 0; !n_pieces(&tr[k]) && i < tr[k].n; i++) {
+		for (i = 0; i < tr[k].n; i++) {
 			const struct event *ev = &tr[k].ev[i];
 			if (tr[k].phys[i] == UINT64_MAX || ev->t1 <= 0)
 				continue;
@@ -308,6 +311,7 @@ struct bench {
 	atomic_int *cancel;
 	int cross_fs, tty, dropped;
 	uint64_t seed, files, bytes;
+	size_t mem;                 /* --mem, 0 the default */
 	struct result (*res)[32];   /* [order][run] */
 	struct trace *tr;           /* [order]: the first run's, for the picture */
 };
@@ -331,6 +335,7 @@ static int one_run(struct bench *B, int r, int oi, int order, struct sl_err *e)
 	memset(&pl, 0, sizeof(pl));
 	memset(&po, 0, sizeof(po));
 	memset(&st, 0, sizeof(st));
+	po.mem_budget = B->mem;
 	if (make_cold(&B->base.ft, B->cold_cmd, &B->dropped) != 0)
 		return SL_FAIL(e, SL_E_RESOURCE, 0, "the cold command failed");
 	p.roots = B->base.roots; /* borrowed */
@@ -400,7 +405,9 @@ static int one_run(struct bench *B, int r, int oi, int order, struct sl_err *e)
 			B->tr[oi].phys = malloc((pl.n ? pl.n : 1) * sizeof(uint64_t));
 			for (i = 0; B->tr[oi].phys && i < pl.n; i++) {
 				const struct ft_file *f = &p.ft.files[pl.seq[i]];
-				B->tr[oi].phys[i] = f->flags & FT_LOCATED
+				/* a swept group's files are drawn piece by piece */
+				int swept = pl.groups[pl.dev_group[f->dev]].ops != NULL;
+				B->tr[oi].phys[i] = f->flags & FT_LOCATED && !swept
 					? p.devs[f->dev].part_start + f->phys : UINT64_MAX;
 			}
 			B->tr[oi].have = B->tr[oi].phys != NULL;
@@ -427,14 +434,14 @@ int cmd_bench(int argc, char **argv)
 		{"svg", required_argument, NULL, 's'},    {"db", required_argument, NULL, 'd'},
 		{"cold-cmd", required_argument, NULL, 'c'}, {"seed", required_argument, NULL, 'S'},
 		{"cross-fs", no_argument, NULL, 'x'},     {"help", no_argument, NULL, 'h'},
-		{"json", no_argument, NULL, 'j'},
+		{"json", no_argument, NULL, 'j'},     {"mem", required_argument, NULL, 'm'},
 		{NULL, 0, NULL, 0},
 	};
 	static atomic_int cancel;
 	int orders[MAX_ORDERS], norders = 0, runs = 3, cross_fs = 0, json = 0, c, r, k, rc = SL_OK;
 	int tty = sys_is_tty(stderr);
 	const char *svg = NULL, *dbopt = NULL, *cold_cmd = NULL;
-	uint64_t seed = 1, files = 0, bytes = 0;
+	uint64_t seed = 1, files = 0, bytes = 0, mem = 0;
 	struct result res[MAX_ORDERS][32];
 	struct trace tr[MAX_ORDERS];
 	struct strbuf dbpath = STRBUF_INIT;
@@ -469,6 +476,12 @@ int cmd_bench(int argc, char **argv)
 		case 'S': seed = strtoull(optarg, NULL, 10); break;
 		case 'x': cross_fs = 1; break;
 		case 'j': json = 1; break;
+		case 'm':
+			if (parse_size(optarg, &mem) != 0 || mem < (1u << 20)) {
+				cli_usage_error("bench", "--mem wants a size of at least 1M");
+				return EXIT_USAGE;
+			}
+			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: fputs(help, stderr); return EXIT_USAGE;
 		}
@@ -510,6 +523,7 @@ int cmd_bench(int argc, char **argv)
 	B.cross_fs = cross_fs;
 	B.tty = tty;
 	B.seed = seed;
+	B.mem = (size_t)mem;
 	B.res = res;
 	B.tr = tr;
 	for (r = 0; r < runs && rc == SL_OK; r++)

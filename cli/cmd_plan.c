@@ -38,7 +38,7 @@ static const char help[] =
 	"                  be read\n"
 	"  --seed N        seed for --order random\n"
 	"  --mem SIZE      plan the extent schedule as `scan --mem SIZE` would\n"
-	"                  (default: the configuration's, else 64M)\n"
+	"                  (default: the configuration's, else as scan's)\n"
 	"  --cross-fs      descend into file systems mounted below a root\n"
 	"  --exclude GLOB  leave out what matches (repeatable; adds to the\n"
 	"                  configuration's; docs/usage.md)\n"
@@ -192,8 +192,9 @@ static int print_json(FILE *out, const struct prep *p, const struct plan *pl)
 	size_t g, i;
 	int first = 1, rc = 0;
 
-	sb_addf(&o, "{\"order_requested\":\"%s\",\"seed\":%" PRIu64 ",\"roots\":[",
-		plan_order_name(pl->requested), pl->seed);
+	sb_addf(&o, "{\"order_requested\":\"%s\",\"seed\":%" PRIu64 ",\"mem\":%" PRIu64
+		    ",\"hard_links_joined\":%zu,\"roots\":[",
+		plan_order_name(pl->requested), pl->seed, pl->mem, pl->aliases);
 	for (i = 0; i < p->nroots; i++) {
 		if (i)
 			sb_addc(&o, ',');
@@ -296,6 +297,11 @@ static int print_text(FILE *out, const struct prep *p, const struct plan *pl)
 	fprintf(out, "# order requested: %s", plan_order_name(pl->requested));
 	if (pl->requested == PLAN_RANDOM)
 		fprintf(out, " (seed %" PRIu64 ")", pl->seed);
+	if (pl->mem) /* as --mem counts: M is MiB */
+		fprintf(out, "; memory for file bytes: %.0fM", (double)pl->mem / (1 << 20));
+	if (pl->aliases)
+		fprintf(out, "; %zu other name%s of files listed (hard links), not read again",
+			pl->aliases, pl->aliases == 1 ? "" : "s");
 	fputc('\n', out);
 	for (g = 0; g < pl->ngroups; g++) {
 		const struct plan_group *gr = &pl->groups[g];

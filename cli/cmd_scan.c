@@ -67,7 +67,8 @@ static const char help[] =
 	"  --cross-fs      descend into file systems mounted below a root\n"
 	"  --keep-cache    leave the files this scan read in the page cache\n"
 	"  --no-phash      skip the perceptual hash of JPEGs (on by default)\n"
-	"  --mem SIZE      file bytes held in memory at once (default 64M)\n";
+	"  --mem SIZE      file bytes held in memory at once (default: a sixteenth of\n"
+	"                  the memory, at least 64M and at most 512M)\n";
 
 #define MAX_SHOWN_ERRORS SCAN_SHOWN_ERRORS
 

@@ -22,6 +22,11 @@ double sys_thread_cpu(void);
 /* Number of CPUs this process may run on (at least 1). */
 int sys_cpu_count(void);
 
+/* Memory this process may use, in bytes: the machine's physical memory, or
+ * less where a limit says so (Linux: the cgroup's memory.max, as in a
+ * container or a systemd unit with MemoryMax=); 0 if unknown. */
+uint64_t sys_mem_bytes(void);
+
 /* Thread-safe text for an OS error number, written to buf. */
 void sys_strerror(int sys, char *buf, size_t len);
 
@@ -160,5 +165,9 @@ void sys_utf8_args(int *argc, char ***argv);
 /* Allow as many open descriptors as the hard limit permits; deep trees and
  * parallel readers hold several at once. */
 void sys_raise_fd_limit(void);
+
+/* Descriptors this process may have open at once as the limit stands now
+ * (Windows: no per-process limit that matters, a large number). */
+size_t sys_fd_limit(void);
 
 #endif

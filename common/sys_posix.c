@@ -98,6 +98,82 @@ int sys_mkdir_parents(const char *path)
 	return 0;
 }
 
+/* The least limit in `file` of the cgroup at rel below base and of those
+ * above it (a unit's own may say "max" under a slice that has one). */
+static uint64_t cgroup_limit(const char *base, char *rel, const char *file)
+{
+	char path[4200];
+	uint64_t v = UINT64_MAX;
+	char *slash;
+
+	for (;;) {
+		unsigned long long n;
+		FILE *f;
+		snprintf(path, sizeof(path), "%s%s/%s", base, rel, file);
+		f = fopen(path, "re");
+		if (f) {
+			if (fscanf(f, "%llu", &n) == 1 && n < v) /* "max" is no number */
+				v = n;
+			fclose(f);
+		}
+		slash = strrchr(rel, '/');
+		if (!slash || slash == rel)
+			break;
+		*slash = 0;
+	}
+	return v;
+}
+
+/* This process's cgroup memory limit, UINT64_MAX if none or unknown: v2's
+ * memory.max ("0::/path") or v1's memory.limit_in_bytes ("4:memory:/path"). */
+static uint64_t cgroup_mem_max(void)
+{
+	char line[4096];
+	uint64_t v = UINT64_MAX, w;
+	FILE *f = fopen("/proc/self/cgroup", "re");
+
+	if (!f)
+		return v;
+	while (fgets(line, sizeof(line), f)) {
+		char *ctl = strchr(line, ':'), *rel = ctl ? strchr(ctl + 1, ':') : NULL;
+		if (!rel || rel[1] != '/')
+			continue;
+		*rel++ = 0;
+		rel[strcspn(rel, "\n")] = 0;
+		if (strcmp(ctl + 1, "") == 0)
+			w = cgroup_limit("/sys/fs/cgroup", rel, "memory.max");
+		else if (strcmp(ctl + 1, "memory") == 0)
+			w = cgroup_limit("/sys/fs/cgroup/memory", rel, "memory.limit_in_bytes");
+		else
+			continue;
+		if (w < v)
+			v = w;
+	}
+	fclose(f);
+	return v;
+}
+
+uint64_t sys_mem_bytes(void)
+{
+	long pages = sysconf(_SC_PHYS_PAGES), size = sysconf(_SC_PAGESIZE);
+	uint64_t phys = pages > 0 && size > 0 ? (uint64_t)pages * (uint64_t)size : 0;
+	uint64_t cg = cgroup_mem_max();
+
+	if (cg < phys || (!phys && cg != UINT64_MAX))
+		return cg;
+	return phys;
+}
+
+size_t sys_fd_limit(void)
+{
+	struct rlimit rl;
+	if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+		return 1024;
+	if (rl.rlim_cur == RLIM_INFINITY || rl.rlim_cur > SIZE_MAX)
+		return SIZE_MAX;
+	return (size_t)rl.rlim_cur;
+}
+
 void sys_raise_fd_limit(void)
 {
 	struct rlimit rl;

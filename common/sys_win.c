@@ -465,6 +465,19 @@ void sys_sleep(double seconds)
 		Sleep((DWORD)(seconds * 1000.0 + 0.5));
 }
 
+uint64_t sys_mem_bytes(void)
+{
+	MEMORYSTATUSEX ms;
+
+	ms.dwLength = sizeof(ms);
+	return GlobalMemoryStatusEx(&ms) ? (uint64_t)ms.ullTotalPhys : 0;
+}
+
+size_t sys_fd_limit(void)
+{
+	return (size_t)1 << 20;
+}
+
 void sys_raise_fd_limit(void)
 {
 	/* Win32 handles have no per-process limit worth raising; the C

@@ -81,6 +81,7 @@ struct win_stat {
 	uint64_t size;
 	int64_t mtime_ns; /* since 1970 */
 	int64_t ctime_ns; /* ChangeTime since 1970; 0 when the file system keeps none (FAT) */
+	uint32_t nlink;   /* names the file has (NTFS hard links) */
 };
 
 /* A FILETIME (100 ns units since 1601, as one 64-bit count) -> ns since

@@ -80,22 +80,43 @@ void pipe_fill_error(const struct ftab *ft, struct px_record *r, uint32_t file, 
 	snprintf(r->error, sizeof(r->error), "%s", msg);
 }
 
+static void store_one(struct pipe *P, px_sink_fn sink, void *ctx, const struct px_record *r,
+		      struct px_stats *st)
+{
+	struct sl_err e;
+	double t = sys_now();
+	int rc = sink(ctx, r, &e);
+
+	st->store_s += sys_now() - t;
+	if (rc != SL_OK)
+		pipe_set_fatal(P, &e);
+	else {
+		st->files++;
+		if (r->err_code)
+			st->errors++;
+	}
+}
+
+/* A file's record, and the same for each other name it was joined with
+ * (ftab_join_links): one file, read once. */
 static void store(struct pipe *P, px_sink_fn sink, void *ctx, struct px_record *r,
 		  struct px_stats *st)
 {
-	struct sl_err e;
+	uint32_t k;
 
-	if (!atomic_load(&P->stop)) {
-		double t = sys_now();
-		int rc = sink(ctx, r, &e);
-		st->store_s += sys_now() - t;
-		if (rc != SL_OK)
-			pipe_set_fatal(P, &e);
-		else {
-			st->files++;
-			if (r->err_code)
-				st->errors++;
+	if (!atomic_load(&P->stop))
+		store_one(P, sink, ctx, r, st);
+	for (k = ftab_link_next(P->ft, r->file); k != FT_NONE && !atomic_load(&P->stop);
+	     k = ftab_link_next(P->ft, k)) {
+		struct px_record a = *r;
+		a.file = k;
+		a.path = pipe_path_of(P, k);
+		if (!a.path) {
+			pipe_nomem(P);
+			break;
 		}
+		store_one(P, sink, ctx, &a, st);
+		free((char *)a.path);
 	}
 	free((char *)r->path);
 	x_meta_release(&r->meta);
@@ -125,9 +146,26 @@ static void slow_reads(struct pipe *P, size_t nreaders)
 	}
 }
 
+/* A sixteenth of the memory this process may use, from 64 MiB to 512 MiB.
+ * On an aged disk the budget is what buys few sweeps (a quarter of it is
+ * the sweeps' window): 64 MiB took 19 sweeps over 500 fragmented photos
+ * and gained 1.33x over fs order, 512 MiB 3 sweeps and 1.97x
+ * (docs/benchmarks.md, "Fragmented disks").  A sixteenth leaves a NAS box
+ * of 1 GiB its 64 MiB and costs a desktop of 8 GiB or more 512 MiB at
+ * most, and only while a scan holds that much: buffers are allocated as
+ * files need them. */
+size_t px_default_mem(void)
+{
+	const uint64_t lo = (uint64_t)64 << 20, hi = (uint64_t)512 << 20;
+	uint64_t m = sys_mem_bytes() / 16;
+
+	m = m < lo ? lo : m > hi ? hi : m;
+	return m > SIZE_MAX ? SIZE_MAX : (size_t)m;
+}
+
 static size_t budget_total(size_t mem_budget)
 {
-	size_t total = mem_budget ? mem_budget : (size_t)64 << 20;
+	size_t total = mem_budget ? mem_budget : px_default_mem();
 	return total < ((size_t)1 << 20) ? (size_t)1 << 20 : total;
 }
 
@@ -136,15 +174,22 @@ static size_t budget_total(size_t mem_budget)
 
 /* Files a sweep keeps open at most.  On an aged disk the photos a window
  * holds at once are this many (256 of 600 KiB in 128 MiB; 64 made the
- * sweeps at --mem 512M twice as many, docs/benchmarks.md); descriptors
- * are raised to the hard limit at start (sys_raise_fd_limit), commonly
- * 4096 and more. */
+ * sweeps at --mem 512M twice as many, docs/benchmarks.md). */
 #define SWEEP_OPEN 256
+/* Descriptors kept for all else: the database, the walk, the readers of
+ * groups without a schedule, the extractors' temporary files. */
+#define FD_RESERVE 128
 
 void px_mem(size_t mem_budget, struct plan_mem *m)
 {
 	size_t total = budget_total(mem_budget);
+	/* descriptors are raised to the hard limit at start
+	 * (sys_raise_fd_limit), often 4096 or more; half of what is left
+	 * after the reserve goes to the sweeps, shared by the swept disks */
+	size_t fds = sys_fd_limit();
 
+	fds = fds > 2 * FD_RESERVE ? (fds - FD_RESERVE) / 2 : FD_RESERVE / 2;
+	m->total = total;
 	m->whole_max = total / 4;
 	/* held buffers may come from the pool at up to twice their size
 	 * (budget.c): a quarter becomes at most a half */
@@ -152,6 +197,7 @@ void px_mem(size_t mem_budget, struct plan_mem *m)
 	m->grain = POOL_GRAIN;
 	m->head = DEFAULT_CHUNK < m->whole_max ? DEFAULT_CHUNK : m->whole_max;
 	m->max_open = SWEEP_OPEN;
+	m->fds = fds > UINT32_MAX ? UINT32_MAX : (uint32_t)fds;
 }
 
 /* The options' defaults, resolved here only. */
@@ -324,7 +370,7 @@ static int store_loop(struct pipe *P, px_sink_fn sink, void *ctx, struct px_stat
 	size_t g;
 
 	memset(&prog, 0, sizeof(prog));
-	prog.files_total = P->pl->n;
+	prog.files_total = P->pl->n + P->pl->aliases;
 	for (g = 0; g < P->pl->ngroups; g++)
 		prog.bytes_total += P->pl->groups[g].bytes;
 	for (;;) {

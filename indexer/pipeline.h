@@ -48,7 +48,7 @@ typedef void (*px_piece_fn)(void *ctx, uint64_t phys, uint64_t len, double t);
 struct px_opts {
 	int jobs;            /* extractor threads; 0 = one per CPU */
 	int ssd_readers;     /* readers per group without seek penalty; 0 = 4 */
-	size_t mem_budget;   /* file bytes in flight; 0 = 64 MiB */
+	size_t mem_budget;   /* file bytes in flight; 0 = px_default_mem() */
 	size_t chunk;        /* read size for streamed files; 0 = 4 MiB */
 	int keep_cache;      /* do not drop the pages this scan brought in */
 	int phash;           /* compute perceptual hashes of JPEGs read whole */
@@ -96,6 +96,11 @@ struct px_stats {
 	int abandoned;       /* a stop gave up on a read that did not return */
 	char stuck[64];      /* the disk of that read */
 };
+
+/* The budget px_run uses when mem_budget is 0: a sixteenth of the memory
+ * this process may use (sys_mem_bytes), no less than 64 MiB and no more
+ * than 512 MiB. */
+size_t px_default_mem(void);
 
 /* What px_run holds with mem_budget (as px_opts.mem_budget), for the plan's
  * extent schedules (plan_schedule): the files above a quarter of the budget

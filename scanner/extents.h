@@ -53,6 +53,7 @@ struct ext_result {
 			       when it was not asked */
 	uint8_t by;         /* FT_BY_MAP or FT_BY_BMAP: what answered */
 	uint8_t frag_min;   /* fragments is a lower bound */
+	uint8_t linked;     /* the file has other names (hard links) */
 	int undecided;      /* this answer is about the file alone: it does not
 			       tell whether the file system can place files */
 };

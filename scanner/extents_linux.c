@@ -260,6 +260,7 @@ static void fill_stat(const struct stat *st, struct ext_result *r)
 	r->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 	r->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
 	r->flags = FT_STATED;
+	r->linked = st->st_nlink > 1;
 }
 
 int ext_stat(const char *path, struct ext_result *r, struct sl_err *err)

@@ -203,6 +203,7 @@ static int fill_stat(HANDLE h, struct ext_result *r, struct sl_err *err)
 	r->mtime_ns = st.mtime_ns;
 	r->ctime_ns = st.ctime_ns;
 	r->flags = FT_STATED;
+	r->linked = st.nlink > 1;
 	return SL_OK;
 }
 

@@ -18,6 +18,7 @@ void ftab_free(struct ftab *ft)
 	free(ft->devs);
 	free(ft->seen);
 	free(ft->via);
+	free(ft->link_next);
 	free(ft->runs);
 	free(ft->run_at);
 	memset(ft, 0, sizeof(*ft));
@@ -213,6 +214,85 @@ const struct ft_run *ftab_runs(const struct ftab *ft, uint32_t file, size_t *n)
 {
 	size_t at = runs_at(ft, file, n);
 	return *n ? ft->runs + at : NULL;
+}
+
+static const struct ftab *cmp_ft;
+
+/* By file (device, inode, times, size), then by table order. */
+static int cmp_link(const void *a, const void *b)
+{
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	const struct ft_file *x = &cmp_ft->files[i], *y = &cmp_ft->files[j];
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->ino != y->ino)
+		return x->ino < y->ino ? -1 : 1;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	if (x->mtime_ns != y->mtime_ns)
+		return x->mtime_ns < y->mtime_ns ? -1 : 1;
+	if (x->ctime_ns != y->ctime_ns)
+		return x->ctime_ns < y->ctime_ns ? -1 : 1;
+	return i < j ? -1 : i > j;
+}
+
+int ftab_join_links(struct ftab *ft, size_t *joined, struct sl_err *err)
+{
+	uint32_t *v;
+	size_t i, n = 0, k;
+
+	*joined = 0;
+	for (i = 0; i < ft->nfiles; i++) {
+		ft->files[i].links &= (uint8_t)~FT_LINK_ALIAS;
+		if (ft->link_next && i < ft->link_cap)
+			ft->link_next[i] = FT_NONE;
+	}
+	for (i = 0; i < ft->nfiles; i++) {
+		const struct ft_file *f = &ft->files[i];
+		if ((f->links & FT_LINK_MANY) && (f->flags & FT_STATED) &&
+		    !(f->flags & (FT_FAILED | FT_SKIP | FT_DIR)))
+			n++;
+	}
+	if (n < 2)
+		return SL_OK;
+	v = malloc(n * sizeof(*v));
+	if (!v || (!ft->link_next &&
+		   side_slot(ft, &ft->link_next, &ft->link_cap, (uint32_t)(ft->nfiles - 1),
+			     sizeof(*ft->link_next)) != 0)) {
+		free(v);
+		return SL_FAIL(err, SL_E_NOMEM, 0, "file table: out of memory");
+	}
+	for (i = 0; i < ft->link_cap; i++)
+		ft->link_next[i] = FT_NONE;
+	for (i = 0, k = 0; i < ft->nfiles; i++) {
+		const struct ft_file *f = &ft->files[i];
+		if ((f->links & FT_LINK_MANY) && (f->flags & FT_STATED) &&
+		    !(f->flags & (FT_FAILED | FT_SKIP | FT_DIR)))
+			v[k++] = (uint32_t)i;
+	}
+	/* qsort has no context argument in C11; this runs on one thread */
+	cmp_ft = ft;
+	qsort(v, n, sizeof(*v), cmp_link);
+	cmp_ft = NULL;
+	for (i = 1; i < n; i++) {
+		const struct ft_file *a = &ft->files[v[i - 1]];
+		struct ft_file *b = &ft->files[v[i]];
+		if (a->dev != b->dev || a->ino != b->ino || a->size != b->size ||
+		    a->mtime_ns != b->mtime_ns || a->ctime_ns != b->ctime_ns)
+			continue;
+		/* v[i - 1] is the name before, in table order: chain behind it */
+		ft->link_next[v[i - 1]] = v[i];
+		b->links |= FT_LINK_ALIAS;
+		(*joined)++;
+	}
+	free(v);
+	return SL_OK;
+}
+
+uint32_t ftab_link_next(const struct ftab *ft, uint32_t file)
+{
+	return ft->link_next && file < ft->link_cap ? ft->link_next[file] : FT_NONE;
 }
 
 const char *ftab_via(const struct ftab *ft, uint32_t file)

@@ -41,6 +41,13 @@ enum {
 	FT_UPGRADE = 1u << 15  /* unchanged, read again for what a newer extractor reads (diff) */
 };
 
+/* ft_file.links */
+enum {
+	FT_LINK_MANY = 1u << 0,  /* its inode has other names (st_nlink > 1) */
+	FT_LINK_ALIAS = 1u << 1  /* another name of a file read under an earlier
+				    one this scan (ftab_join_links) */
+};
+
 /* How a file's position was found (ft_file.by, ft_dev.by). */
 enum { FT_BY_NONE, FT_BY_MAP, FT_BY_BMAP };
 
@@ -65,6 +72,7 @@ struct ft_file {
 			       pointers); FT_BY_BMAP: FIBMAP, block by block */
 	uint8_t frag_min;   /* 1: fragments is a lower bound (FIBMAP's
 			       bisection ran out of its budget, extents.h) */
+	uint8_t links;      /* FT_LINK_* */
 };
 
 /* A physically contiguous run of a file's data: bytes [logical, logical +
@@ -123,6 +131,12 @@ struct ftab {
 		uint32_t first, count;
 	} *run_at;
 	size_t run_at_cap;
+	/* names of one file (hard links) to be read this scan: link_next[i]
+	 * is the next name after i of i's file, FT_NONE after the last; the
+	 * first name is read, the others (FT_LINK_ALIAS) get its record.
+	 * NULL while no two are joined (ftab_join_links) */
+	uint32_t *link_next;
+	size_t link_cap;
 };
 
 void ftab_init(struct ftab *ft);
@@ -169,6 +183,18 @@ int ftab_set_runs(struct ftab *ft, uint32_t file, const struct ft_run *runs, siz
 const struct ft_run *ftab_runs(const struct ftab *ft, uint32_t file, size_t *n);
 /* The same runs, to change their positions in place (btrfs's chunk map). */
 struct ft_run *ftab_runs_mut(struct ftab *ft, uint32_t file, size_t *n);
+
+/* Join the names of each file with several (hard links) among the files
+ * to be read (not failed, not skipped by the diff), so that it is read
+ * once: the first name in table order is read, the others are marked
+ * FT_LINK_ALIAS and chained behind it (link_next).  Names are one file when
+ * their device, inode, size, mtime and ctime all agree, as stat'ed by the
+ * locate pass.  Only files the stat found linked (FT_LINK_MANY) are
+ * looked at, so a tree without hard links costs one pass over the table.
+ * *joined: the aliases.  Returns SL_OK or SL_E_NOMEM (nothing joined). */
+int ftab_join_links(struct ftab *ft, size_t *joined, struct sl_err *err);
+/* The next name of file's file after file, FT_NONE for none. */
+uint32_t ftab_link_next(const struct ftab *ft, uint32_t file);
 
 /* Record that directory (dev, ino) is being walked.  Returns 1 if it was
  * already walked (a loop or an overlapping root), 0 if new, -1 on no memory. */

@@ -347,6 +347,10 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 		const struct ft_file *f = &ft->files[i];
 		if (f->flags & (FT_FAILED | FT_SKIP))
 			continue;
+		if (f->links & FT_LINK_ALIAS) { /* its record comes from its first name */
+			p.aliases++;
+			continue;
+		}
 		p.groups[p.dev_group[f->dev]].count++;
 		p.groups[p.dev_group[f->dev]].bytes += f->size;
 		p.n++;
@@ -362,7 +366,7 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 	}
 	for (i = 0; i < ft->nfiles; i++) {
 		const struct ft_file *f = &ft->files[i];
-		if (!(f->flags & (FT_FAILED | FT_SKIP)))
+		if (!(f->flags & (FT_FAILED | FT_SKIP)) && !(f->links & FT_LINK_ALIAS))
 			p.seq[fill[p.dev_group[f->dev]]++] = (uint32_t)i;
 	}
 
@@ -537,6 +541,8 @@ int plan_schedule(struct plan *p, const struct ftab *ft, const struct dev_info *
 			continue;
 		lim.window = m->window / swept;
 		lim.max_open = m->max_open;
+		if (m->fds / swept < lim.max_open)
+			lim.max_open = m->fds / swept > 8 ? (uint32_t)(m->fds / swept) : 8;
 		lim.grain = m->grain;
 		lim.head = m->head;
 		rc = sched_build(sf[g], gr->count, &lim, &gr->ops, &gr->nops, &gr->sched, err);
@@ -553,6 +559,7 @@ int plan_schedule(struct plan *p, const struct ftab *ft, const struct dev_info *
 	if (rc == SL_OK) {
 		p->whole_max = m->whole_max;
 		p->head = m->head;
+		p->mem = m->total;
 	}
 	for (g = 0; g < p->ngroups; g++) {
 		free(sf[g]);

@@ -72,6 +72,9 @@ struct plan {
 	uint64_t seed;        /* used by PLAN_RANDOM */
 	uint64_t whole_max;   /* the schedules' (plan_mem.whole_max, .head): the */
 	uint64_t head;        /* pipeline follows them only if its own agree */
+	uint64_t mem;         /* plan_mem.total of the schedules, 0 before */
+	size_t aliases;       /* files not in seq: other names of files in it
+				 (FT_LINK_ALIAS), recorded when those are read */
 };
 
 /* What the pipeline will hold, for the schedules (pipeline.h, px_mem). */
@@ -81,6 +84,8 @@ struct plan_mem {
 	uint64_t grain;     /* the budget's allocation unit */
 	uint64_t head;      /* a streamed file's first chunk (what is parsed) */
 	uint32_t max_open;  /* files a sweep keeps open at most */
+	uint32_t fds;       /* descriptors all sweeps together may hold */
+	uint64_t total;     /* the budget these come from (shown by plan) */
 };
 
 /* The extent schedule for each group read in physical order by one reader

@@ -254,7 +254,9 @@ static int whole(struct sb *b, uint32_t file, uint64_t phys)
 static uint64_t cost(const struct sb *b, uint64_t len)
 {
 	uint64_t g = b->lim->grain;
-	return g > 1 ? (len + g - 1) / g * g : len;
+	if (g <= 1 || len > UINT64_MAX - g)
+		return len;
+	return (len + g - 1) / g * g;
 }
 
 static int fits(const struct sb *b, uint64_t bytes)
@@ -483,7 +485,13 @@ int sched_build(const struct sched_file *files, size_t n, const struct sched_lim
 {
 	struct sb b;
 	size_t *ord = NULL, i, k, at = 0, left;
+	struct sched_limits L = *lim;
 
+	/* what a pass holds is at most the window, and a newcomer's cost at
+	 * most the window too: sums of two stay below 2^64 */
+	if (L.window > UINT64_MAX / 2)
+		L.window = UINT64_MAX / 2;
+	lim = &L;
 	memset(&b, 0, sizeof(b));
 	b.files = files;
 	b.nfiles = n;

@@ -12,6 +12,31 @@ import time
 
 from lib import BIN, EXPORT_KEYS, check, done, mkcorpus, regular_files, run, tempdir
 
+
+def cgroup_limits():
+    """The memory limits of this process's cgroups and their parents (v2
+    memory.max, v1 memory.limit_in_bytes), as numbers."""
+    out = []
+    with open("/proc/self/cgroup") as f:
+        for line in f:
+            _, ctl, rel = line.rstrip("\n").split(":", 2)
+            base, name = {"": ("/sys/fs/cgroup", "memory.max"),
+                          "memory": ("/sys/fs/cgroup/memory", "memory.limit_in_bytes")}.get(
+                              ctl, (None, None))
+            while base and rel.startswith("/"):
+                try:
+                    with open(base + rel.rstrip("/") + "/" + name) as g:
+                        v = g.read().strip()
+                    if v.isdigit():
+                        out.append(int(v))
+                except OSError:
+                    pass
+                if rel == "/":
+                    break
+                rel = rel.rsplit("/", 1)[0] or "/"
+    return out
+
+
 # --- usage errors: 2 -------------------------------------------------------
 for args in ([], ["bogus"], ["scan"], ["scan", "--order", "sideways", "/"],
              ["scan", "--jobs", "0", "/"], ["scan", "--progress", "--quiet", "/"],
@@ -126,7 +151,18 @@ with tempdir("cli") as work:
 
     # --- plan text and JSON --------------------------------------------------
     rc, out, err = run("plan", root, check_rc=0)
-    check(out.startswith("# order requested: auto\n# device "), "plan text header: " + out[:200])
+    # the default budget: a sixteenth of the memory, 64M to 512M; memory is
+    # physical memory unless a cgroup limits this process to less
+    m = re.match(r"# order requested: auto; memory for file bytes: (\d+)M\n# device ", out)
+    check(m is not None, "plan text header: " + out[:200])
+    mem = os.sysconf("SC_PHYS_PAGES") * os.sysconf("SC_PAGE_SIZE")
+    mem = min([mem] + cgroup_limits())
+    want = min(512, max(64, mem // 16 >> 20))
+    check(m is not None and int(m.group(1)) == want,
+          "default memory budget %sM, a sixteenth of %d MiB clamped to 64M-512M is %dM"
+          % (m and m.group(1), mem >> 20, want))
+    rc, out, err = run("plan", "--mem", "100M", "--json", root, check_rc=0)
+    check(json.loads(out)["mem"] == 100 << 20, "plan --mem 100M plans with 100M")
     check(len([l for l in out.splitlines() if not l.startswith("#")]) == len(files) + 1,
           "plan text: header row plus one line per file")
     rc, out, err = run("plan", "--order", "random", "--seed", "5", "--json", root, check_rc=0)

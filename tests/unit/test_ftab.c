@@ -132,8 +132,67 @@ static void test_add_path(void)
 	ftab_free(&ft);
 }
 
+/* Joining hard links, against a reference: random tables whose files share
+ * (dev, ino) keys, some with other times (a number given again to another
+ * file), some skipped or failed.  A file is an alias exactly when an
+ * earlier eligible file has its whole key; each group's chain runs from its
+ * first name through the others in table order. */
+static void test_join_links(void)
+{
+	uint64_t rng = 19;
+	int round;
+
+	for (round = 0; round < 300; round++) {
+		struct ftab ft;
+		uint32_t dir, id;
+		size_t n = 1 + (size_t)(t_rnd(&rng) % 40), i, j, joined, want = 0;
+
+		ftab_init(&ft);
+		CHECK_INT(ftab_add_dir(&ft, FT_NONE, "/r", 2, &dir, NULL), SL_OK);
+		for (i = 0; i < n; i++) {
+			struct ft_file *f;
+			uint64_t r = t_rnd(&rng);
+			CHECK_INT(ftab_add_file(&ft, dir, "f", 1, 1 + r % 6, (uint16_t)(r >> 8) % 2,
+						&id, NULL), SL_OK);
+			f = &ft.files[id];
+			f->flags = FT_STATED | FT_LOCATED;
+			f->size = 10;
+			f->mtime_ns = (r >> 12) % 5 == 0 ? 2 : 1;
+			f->ctime_ns = 7;
+			f->links = (r >> 16) % 7 ? FT_LINK_MANY : 0;
+			if ((r >> 20) % 9 == 0)
+				f->flags |= FT_SKIP;
+			if ((r >> 24) % 11 == 0)
+				f->flags |= FT_FAILED;
+		}
+		CHECK_INT(ftab_join_links(&ft, &joined, NULL), SL_OK);
+		for (i = 0; i < n; i++) {
+			const struct ft_file *f = &ft.files[i];
+			int ok = (f->links & FT_LINK_MANY) && !(f->flags & (FT_SKIP | FT_FAILED));
+			uint32_t before = FT_NONE, after = FT_NONE;
+			for (j = 0; ok && j < n; j++) {
+				const struct ft_file *g = &ft.files[j];
+				if (j == i || !(g->links & FT_LINK_MANY) ||
+				    (g->flags & (FT_SKIP | FT_FAILED)) || g->dev != f->dev ||
+				    g->ino != f->ino || g->mtime_ns != f->mtime_ns)
+					continue;
+				if (j < i)
+					before = (uint32_t)j;
+				else if (after == FT_NONE)
+					after = (uint32_t)j;
+			}
+			CHECK_INT(!!(f->links & FT_LINK_ALIAS), before != FT_NONE);
+			CHECK_INT(ftab_link_next(&ft, (uint32_t)i), after);
+			want += before != FT_NONE;
+		}
+		CHECK_INT(joined, want);
+		ftab_free(&ft);
+	}
+}
+
 int main(void)
 {
+	RUN(test_join_links);
 	RUN(test_paths);
 	RUN(test_add_path);
 	RUN(test_deep);
