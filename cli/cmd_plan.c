@@ -193,7 +193,7 @@ static int print_json(FILE *out, const struct prep *p, const struct plan *pl)
 	int first = 1, rc = 0;
 
 	sb_addf(&o, "{\"order_requested\":\"%s\",\"seed\":%" PRIu64 ",\"mem\":%" PRIu64
-		    ",\"hard_links_joined\":%zu,\"roots\":[",
+		    ",\"joined\":%zu,\"roots\":[",
 		plan_order_name(pl->requested), pl->seed, pl->mem, pl->aliases);
 	for (i = 0; i < p->nroots; i++) {
 		if (i)
@@ -300,7 +300,8 @@ static int print_text(FILE *out, const struct prep *p, const struct plan *pl)
 	if (pl->mem) /* as --mem counts: M is MiB */
 		fprintf(out, "; memory for file bytes: %.0fM", (double)pl->mem / (1 << 20));
 	if (pl->aliases)
-		fprintf(out, "; %zu other name%s of files listed (hard links), not read again",
+		fprintf(out, "; %zu file%s whose bytes are a listed file's (hard links, shared "
+			     "extents), not read again",
 			pl->aliases, pl->aliases == 1 ? "" : "s");
 	fputc('\n', out);
 	for (g = 0; g < pl->ngroups; g++) {

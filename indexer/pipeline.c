@@ -97,8 +97,11 @@ static void store_one(struct pipe *P, px_sink_fn sink, void *ctx, const struct p
 	}
 }
 
-/* A file's record, and the same for each other name it was joined with
- * (ftab_join_links): one file, read once. */
+/* A file's record, and the same for each file joined with it
+ * (ftab_join_links): other names of it, or files whose data is its data,
+ * read once.  Each keeps its own identity and times, as the locate pass
+ * stat'ed them: no later than the read, so the racy test is made against
+ * the start of that pass. */
 static void store(struct pipe *P, px_sink_fn sink, void *ctx, struct px_record *r,
 		  struct px_stats *st)
 {
@@ -108,8 +111,14 @@ static void store(struct pipe *P, px_sink_fn sink, void *ctx, struct px_record *
 		store_one(P, sink, ctx, r, st);
 	for (k = ftab_link_next(P->ft, r->file); k != FT_NONE && !atomic_load(&P->stop);
 	     k = ftab_link_next(P->ft, k)) {
+		const struct ft_file *f = &P->ft->files[k];
 		struct px_record a = *r;
 		a.file = k;
+		a.ino = f->ino;
+		a.mtime_ns = f->mtime_ns;
+		a.ctime_ns = f->ctime_ns;
+		a.stat_wall_ns = P->ft->stat_begin_ns;
+		pipe_fill_location(P->ft, &a);
 		a.path = pipe_path_of(P, k);
 		if (!a.path) {
 			pipe_nomem(P);

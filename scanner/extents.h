@@ -54,6 +54,10 @@ struct ext_result {
 	uint8_t by;         /* FT_BY_MAP or FT_BY_BMAP: what answered */
 	uint8_t frag_min;   /* fragments is a lower bound */
 	uint8_t linked;     /* the file has other names (hard links) */
+	uint8_t shared;     /* every extent is plain data shared with some other
+			       file (a reflink copy, a deduplicated file): its
+			       runs are kept, even one, to be compared
+			       (ftab_join_links) */
 	int undecided;      /* this answer is about the file alone: it does not
 			       tell whether the file system can place files */
 };
@@ -61,7 +65,8 @@ struct ext_result {
 /* A fragmented file's runs, kept for the extent schedule (sched.h): every
  * extent of plain data (not inline, not encoded, not unwritten-by-delayed-
  * allocation), merged where both the file and the disk are contiguous.  Left
- * empty (n 0) when the file is in one run, when any extent is not plain data
+ * empty (n 0) when the file is in one run (unless all its data is shared,
+ * ext_result.shared), when any extent is not plain data
  * (the file is read whole then), where the positions come from FIBMAP
  * (bisection knows where runs start, not all of them) or Windows (not yet),
  * and when memory for them ran out (the file is read whole: slower, not

@@ -79,7 +79,7 @@ static void map_extents(int fd, struct ext_result *r, struct ext_runs *runs)
 		unsigned char raw[sizeof(struct fiemap) + BATCH * sizeof(struct fiemap_extent)];
 	} u;
 	uint64_t start = 0, prev_end = 0;
-	int first = 1, have_prev = 0, drop = runs == NULL;
+	int first = 1, have_prev = 0, drop = runs == NULL, all_shared = 1;
 
 	for (;;) {
 		struct fiemap *fm = &u.fm;
@@ -129,6 +129,8 @@ static void map_extents(int fd, struct ext_result *r, struct ext_runs *runs)
 			have_prev = 1;
 			prev_end = x->fe_physical + x->fe_length;
 			add_run(runs, x, &drop);
+			if (!(fl & FIEMAP_EXTENT_SHARED) || (fl & FIEMAP_EXTENT_UNWRITTEN))
+				all_shared = 0;
 			if (fl & FIEMAP_EXTENT_LAST)
 				goto done;
 		}
@@ -137,8 +139,11 @@ static void map_extents(int fd, struct ext_result *r, struct ext_runs *runs)
 			goto done; /* some file systems omit the LAST flag */
 	}
 done:
-	/* one run needs no schedule; a file not placed has none to follow */
-	if (runs && (drop || r->fragments < 2 || !(r->flags & FT_LOCATED) ||
+	/* one run needs no schedule, unless it is to be compared with the
+	 * runs of another file sharing it; a file not placed has none */
+	r->shared = runs && !drop && all_shared && runs->n > 0 && (r->flags & FT_LOCATED) &&
+		    !(r->flags & FT_UNKNOWN);
+	if (runs && (drop || (r->fragments < 2 && !r->shared) || !(r->flags & FT_LOCATED) ||
 		     (r->flags & FT_UNKNOWN)))
 		runs->n = 0;
 }

@@ -219,7 +219,7 @@ const struct ft_run *ftab_runs(const struct ftab *ft, uint32_t file, size_t *n)
 static const struct ftab *cmp_ft;
 
 /* By file (device, inode, times, size), then by table order. */
-static int cmp_link(const void *a, const void *b)
+static int cmp_inode(const void *a, const void *b)
 {
 	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
 	const struct ft_file *x = &cmp_ft->files[i], *y = &cmp_ft->files[j];
@@ -237,23 +237,110 @@ static int cmp_link(const void *a, const void *b)
 	return i < j ? -1 : i > j;
 }
 
+/* By data (device, size, runs), 0 for the same bytes; no tie-break. */
+static int cmp_data_key(uint32_t i, uint32_t j)
+{
+	const struct ft_file *x = &cmp_ft->files[i], *y = &cmp_ft->files[j];
+	const struct ft_run *rx, *ry;
+	size_t nx, ny, k;
+
+	if (x->dev != y->dev)
+		return x->dev < y->dev ? -1 : 1;
+	if (x->size != y->size)
+		return x->size < y->size ? -1 : 1;
+	rx = ftab_runs(cmp_ft, i, &nx);
+	ry = ftab_runs(cmp_ft, j, &ny);
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	for (k = 0; k < nx; k++) {
+		if (rx[k].phys != ry[k].phys)
+			return rx[k].phys < ry[k].phys ? -1 : 1;
+		if (rx[k].logical != ry[k].logical)
+			return rx[k].logical < ry[k].logical ? -1 : 1;
+		if (rx[k].len != ry[k].len)
+			return rx[k].len < ry[k].len ? -1 : 1;
+	}
+	return 0;
+}
+
+static int cmp_data(const void *a, const void *b)
+{
+	uint32_t i = *(const uint32_t *)a, j = *(const uint32_t *)b;
+	int c = cmp_data_key(i, j);
+	return c ? c : i < j ? -1 : i > j;
+}
+
+/* A file to be read that carries flag (and, for data, its runs). */
+static int joinable(const struct ftab *ft, uint32_t i, unsigned flag)
+{
+	const struct ft_file *f = &ft->files[i];
+	size_t n;
+
+	if (!(f->links & flag) || (f->links & FT_LINK_ALIAS) || !(f->flags & FT_STATED) ||
+	    (f->flags & (FT_FAILED | FT_SKIP | FT_DIR)))
+		return 0;
+	return flag != FT_LINK_SHARED || ftab_runs(ft, i, &n) != NULL;
+}
+
+/* One pass: the joinable files sorted by cmp; each run of equal ones (by
+ * same) is appended, chain by chain, to the chain of its first. */
+static void join_pass(struct ftab *ft, uint32_t *v, unsigned flag,
+		      int (*cmp)(const void *, const void *), int (*same)(uint32_t, uint32_t),
+		      size_t *joined)
+{
+	size_t i, n = 0, head = 0;
+	uint32_t tail;
+
+	for (i = 0; i < ft->nfiles; i++)
+		if (joinable(ft, (uint32_t)i, flag))
+			v[n++] = (uint32_t)i;
+	if (n < 2)
+		return;
+	/* qsort has no context argument in C11; this runs on one thread */
+	cmp_ft = ft;
+	qsort(v, n, sizeof(*v), cmp);
+	tail = v[0];
+	for (i = 1; i < n; i++) {
+		if (!same(v[head], v[i])) {
+			head = i;
+			tail = v[i];
+		} else {
+			while (ft->link_next[tail] != FT_NONE)
+				tail = ft->link_next[tail];
+			ft->link_next[tail] = v[i];
+			ft->files[v[i]].links |= FT_LINK_ALIAS;
+			(*joined)++;
+		}
+		while (ft->link_next[tail] != FT_NONE)
+			tail = ft->link_next[tail];
+	}
+	cmp_ft = NULL;
+}
+
+static int same_inode(uint32_t i, uint32_t j)
+{
+	const struct ft_file *a = &cmp_ft->files[i], *b = &cmp_ft->files[j];
+	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
+	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+}
+
+static int same_data(uint32_t i, uint32_t j)
+{
+	return cmp_data_key(i, j) == 0;
+}
+
 int ftab_join_links(struct ftab *ft, size_t *joined, struct sl_err *err)
 {
 	uint32_t *v;
-	size_t i, n = 0, k;
+	size_t i, n = 0;
 
 	*joined = 0;
-	for (i = 0; i < ft->nfiles; i++) {
+	for (i = 0; i < ft->nfiles; i++)
 		ft->files[i].links &= (uint8_t)~FT_LINK_ALIAS;
-		if (ft->link_next && i < ft->link_cap)
-			ft->link_next[i] = FT_NONE;
-	}
-	for (i = 0; i < ft->nfiles; i++) {
-		const struct ft_file *f = &ft->files[i];
-		if ((f->links & FT_LINK_MANY) && (f->flags & FT_STATED) &&
-		    !(f->flags & (FT_FAILED | FT_SKIP | FT_DIR)))
-			n++;
-	}
+	for (i = 0; ft->link_next && i < ft->link_cap; i++)
+		ft->link_next[i] = FT_NONE;
+	for (i = 0; i < ft->nfiles; i++)
+		n += joinable(ft, (uint32_t)i, FT_LINK_MANY | FT_LINK_SHARED);
 	if (n < 2)
 		return SL_OK;
 	v = malloc(n * sizeof(*v));
@@ -265,27 +352,9 @@ int ftab_join_links(struct ftab *ft, size_t *joined, struct sl_err *err)
 	}
 	for (i = 0; i < ft->link_cap; i++)
 		ft->link_next[i] = FT_NONE;
-	for (i = 0, k = 0; i < ft->nfiles; i++) {
-		const struct ft_file *f = &ft->files[i];
-		if ((f->links & FT_LINK_MANY) && (f->flags & FT_STATED) &&
-		    !(f->flags & (FT_FAILED | FT_SKIP | FT_DIR)))
-			v[k++] = (uint32_t)i;
-	}
-	/* qsort has no context argument in C11; this runs on one thread */
-	cmp_ft = ft;
-	qsort(v, n, sizeof(*v), cmp_link);
-	cmp_ft = NULL;
-	for (i = 1; i < n; i++) {
-		const struct ft_file *a = &ft->files[v[i - 1]];
-		struct ft_file *b = &ft->files[v[i]];
-		if (a->dev != b->dev || a->ino != b->ino || a->size != b->size ||
-		    a->mtime_ns != b->mtime_ns || a->ctime_ns != b->ctime_ns)
-			continue;
-		/* v[i - 1] is the name before, in table order: chain behind it */
-		ft->link_next[v[i - 1]] = v[i];
-		b->links |= FT_LINK_ALIAS;
-		(*joined)++;
-	}
+	/* names of one inode first: the data pass then joins whole chains */
+	join_pass(ft, v, FT_LINK_MANY, cmp_inode, same_inode, joined);
+	join_pass(ft, v, FT_LINK_SHARED, cmp_data, same_data, joined);
 	free(v);
 	return SL_OK;
 }

@@ -44,8 +44,11 @@ enum {
 /* ft_file.links */
 enum {
 	FT_LINK_MANY = 1u << 0,  /* its inode has other names (st_nlink > 1) */
-	FT_LINK_ALIAS = 1u << 1  /* another name of a file read under an earlier
-				    one this scan (ftab_join_links) */
+	FT_LINK_ALIAS = 1u << 1, /* another name of a file read under an earlier
+				    one this scan, or a file whose data is that
+				    file's (ftab_join_links) */
+	FT_LINK_SHARED = 1u << 2 /* all its data is shared with some file
+				    (reflinks, deduplication); runs kept */
 };
 
 /* How a file's position was found (ft_file.by, ft_dev.by). */
@@ -184,14 +187,18 @@ const struct ft_run *ftab_runs(const struct ftab *ft, uint32_t file, size_t *n);
 /* The same runs, to change their positions in place (btrfs's chunk map). */
 struct ft_run *ftab_runs_mut(struct ftab *ft, uint32_t file, size_t *n);
 
-/* Join the names of each file with several (hard links) among the files
- * to be read (not failed, not skipped by the diff), so that it is read
- * once: the first name in table order is read, the others are marked
- * FT_LINK_ALIAS and chained behind it (link_next).  Names are one file when
- * their device, inode, size, mtime and ctime all agree, as stat'ed by the
- * locate pass.  Only files the stat found linked (FT_LINK_MANY) are
- * looked at, so a tree without hard links costs one pass over the table.
- * *joined: the aliases.  Returns SL_OK or SL_E_NOMEM (nothing joined). */
+/* Join the files to be read (not failed, not skipped by the diff) whose
+ * bytes are known to be the same without reading them, so that they are
+ * read once: the first in table order is read, the others are marked
+ * FT_LINK_ALIAS and chained behind it (link_next), to get its record.
+ *   - Names of one file (hard links, FT_LINK_MANY): device, inode, size,
+ *     mtime and ctime all agree, as stat'ed by the locate pass.
+ *   - Files whose data is all shared (FT_LINK_SHARED: reflink copies,
+ *     deduplicated files): same device and size, and the same runs, every
+ *     logical offset at the same physical one, so the same bytes.
+ * Only flagged files are looked at, so a tree with neither costs one pass
+ * over the table.  *joined: the aliases.  Returns SL_OK or SL_E_NOMEM
+ * (nothing joined). */
 int ftab_join_links(struct ftab *ft, size_t *joined, struct sl_err *err);
 /* The next name of file's file after file, FT_NONE for none. */
 uint32_t ftab_link_next(const struct ftab *ft, uint32_t file);

@@ -365,7 +365,7 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		f->fragments = r.fragments;
 		f->by = r.by;
 		f->frag_min = r.frag_min;
-		f->links = r.linked ? FT_LINK_MANY : 0;
+		f->links = (uint8_t)((r.linked ? FT_LINK_MANY : 0) | (r.shared ? FT_LINK_SHARED : 0));
 		f->flags = (uint16_t)((f->flags & ~WHERE_FLAGS) | r.flags);
 		if (r.flags & FT_LOCATED)
 			st->located++;

@@ -486,7 +486,7 @@ static int sched_files(const struct plan *p, const struct ftab *ft, const struct
 			continue;
 		sf[i].runs = rv + at;
 		sf[i].nruns = (uint32_t)n;
-		(*nfrag)++;
+		*nfrag += n > 1; /* one run is kept of a file sharing its data */
 		for (j = 0; j < n; j++, at++) {
 			rv[at] = r[j];
 			rv[at].phys += base;
