@@ -20,6 +20,10 @@
  *      over instead (the file was moved here from another file system);
  *   otherwise new: read, and after reading, a missing record with the same
  *   size and content hash is taken over (a move across file systems).
+ * A file that could not be stat'ed or read (FT_FAILED) takes its path's
+ * record in pass 1 when the walk saw that record's inode there, else in
+ * pass 3 when no file took it: after a swap the record of the file that
+ * moved away follows that file, even if the name it left then broke.
  * Records no walked file took are missing: deleted after a complete scan,
  * unless their file system was not walked at all (unavailable: kept).  A
  * missing record at a path a moved record now takes is marked deleted at
@@ -314,13 +318,19 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 		if (k < 0)
 			continue;
 		r = &recs[k];
+		/* a file that could not be stat'ed or read is known by what the
+		 * walk saw: its error is stored on its path's record when that
+		 * record was of this file; else only if no file claims the
+		 * record by identity (pass 3): the file the record was of may
+		 * have moved away just before the name broke (a swap, then the
+		 * name made a directory), and the record follows it */
+		if (!same_identity(r, f, fs_id))
+			continue; /* another file now: passes 2 and 3 */
 		if (f->flags & FT_FAILED) {
 			r->taken = 1; /* its error is stored again */
 			done[i] = 1;
 			continue;
 		}
-		if (!same_identity(r, f, fs_id))
-			continue; /* another file now: passes 2 and 3 */
 		r->taken = 1;
 		done[i] = 1;
 		if (r->size != f->size || r->mtime_ns != f->mtime_ns || r->has_error) {
@@ -395,8 +405,13 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 	for (i = 0; i < ft->nfiles; i++) {
 		struct ft_file *f = &ft->files[i];
 		int k = match[i];
-		if (done[i] || (f->flags & FT_FAILED))
+		if (done[i])
 			continue;
+		if (f->flags & FT_FAILED) {
+			if (k >= 0 && !recs[k].taken)
+				recs[k].taken = 1; /* its error is stored there */
+			continue;
+		}
 		if (k >= 0 && !recs[k].taken) {
 			recs[k].taken = 1;
 			f->flags |= FT_REPLACED;

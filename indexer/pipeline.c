@@ -197,7 +197,7 @@ void px_mem(size_t mem_budget, struct plan_mem *m)
 	 * after the reserve goes to the sweeps, shared by the swept disks */
 	size_t fds = sys_fd_limit();
 
-	fds = fds > 2 * FD_RESERVE ? (fds - FD_RESERVE) / 2 : FD_RESERVE / 2;
+	fds = fds > FD_RESERVE + 16 ? (fds - FD_RESERVE) / 2 : 8;
 	m->total = total;
 	m->whole_max = total / 4;
 	/* held buffers may come from the pool at up to twice their size

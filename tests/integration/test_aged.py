@@ -16,8 +16,8 @@ import re
 import subprocess
 import sys
 
-from lib import (MKCORPUS, check, done, export, filefrag_runs, loop_fs, regular_files, run,
-                 tempdir, xxh128)
+from lib import (BIN, MKCORPUS, check, done, export, filefrag_runs, loop_fs, regular_files,
+                 run, tempdir, xxh128)
 
 fstype = sys.argv[1] if len(sys.argv) > 1 else "ext4"
 # mke2fs makes a file system this small with 1 KiB blocks, whose
@@ -66,6 +66,17 @@ with loop_fs(fstype, 300, mkfs_args=MKFS_ARGS.get(fstype, ())) as fs, tempdir("a
         roomy = json.loads(out)["devices"][0]["schedule"]
         check(roomy["passes"] < sch["passes"], "a larger window, fewer sweeps: %d, %d"
               % (roomy["passes"], sch["passes"]))
+
+        # few descriptors: the sweeps hold fewer files open (half of what
+        # is left after 128 kept for the rest), so they are more
+        tight = subprocess.run(["prlimit", "--nofile=150", "--", BIN, "plan", "--json", root],
+                               capture_output=True, text=True)
+        check(tight.returncode == 0, "plan under 150 descriptors: " + tight.stderr[-300:])
+        if tight.returncode == 0:
+            few = json.loads(tight.stdout)["devices"][0]["schedule"]
+            check(few["peak_open"] <= 11 and few["passes"] > roomy["passes"],
+                  "150 descriptors: at most 11 open (%d), more sweeps (%d, %d)"
+                  % (few["peak_open"], few["passes"], roomy["passes"]))
 
     db = os.path.join(work, "a.db")
     hashes = xxh128(files)

@@ -1,5 +1,8 @@
 /* The compact file table: names, paths, devices, the seen-directory set. */
 #include "scanner/ftab.h"
+
+#include <string.h>
+
 #include "tests/unit/test.h"
 
 static void test_paths(void)
@@ -132,19 +135,48 @@ static void test_add_path(void)
 	ftab_free(&ft);
 }
 
-/* Joining hard links, against a reference: random tables whose files share
- * (dev, ino) keys, some with other times (a number given again to another
- * file), some skipped or failed.  A file is an alias exactly when an
- * earlier eligible file has its whole key; each group's chain runs from its
- * first name through the others in table order. */
+/* Reference for test_join_links: files i and j can be joined by flag. */
+static int ref_ok(const struct ftab *ft, size_t i, unsigned flag)
+{
+	const struct ft_file *f = &ft->files[i];
+	size_t n;
+	return (f->links & flag) && !(f->flags & (FT_SKIP | FT_FAILED)) &&
+	       (flag != FT_LINK_SHARED || ftab_runs(ft, (uint32_t)i, &n));
+}
+
+static int ref_same_inode(const struct ftab *ft, size_t i, size_t j)
+{
+	const struct ft_file *a = &ft->files[i], *b = &ft->files[j];
+	return a->dev == b->dev && a->ino == b->ino && a->mtime_ns == b->mtime_ns;
+}
+
+static int ref_same_data(const struct ftab *ft, size_t i, size_t j)
+{
+	const struct ft_run *x, *y;
+	size_t nx, ny;
+	x = ftab_runs(ft, (uint32_t)i, &nx);
+	y = ftab_runs(ft, (uint32_t)j, &ny);
+	return ft->files[i].dev == ft->files[j].dev && ft->files[i].size == ft->files[j].size &&
+	       nx == ny && memcmp(x, y, nx * sizeof(*x)) == 0;
+}
+
+/* Joining, against a reference: random tables whose files share (dev,
+ * ino) keys, some with other times (a number given again to another
+ * file), some with shared runs drawn from a few maps, some skipped or
+ * failed.  A file's root is the first joinable name of its inode, and that
+ * name's root the first joinable inode-root with the same data; a file is
+ * an alias exactly when it is not its own root, and each root's chain
+ * holds exactly the files with that root. */
 static void test_join_links(void)
 {
+	static const struct ft_run maps[3][2] = {
+		{{0, 4096, 10}, {0, 0, 0}}, {{0, 8192, 5}, {5, 100, 5}}, {{0, 8192, 5}, {5, 200, 5}}};
 	uint64_t rng = 19;
 	int round;
 
 	for (round = 0; round < 300; round++) {
 		struct ftab ft;
-		uint32_t dir, id;
+		uint32_t dir, id, root1[40], root[40];
 		size_t n = 1 + (size_t)(t_rnd(&rng) % 40), i, j, joined, want = 0;
 
 		ftab_init(&ft);
@@ -164,26 +196,44 @@ static void test_join_links(void)
 				f->flags |= FT_SKIP;
 			if ((r >> 24) % 11 == 0)
 				f->flags |= FT_FAILED;
+			if ((r >> 28) % 3 == 0) {
+				size_t m = (size_t)(r >> 32) % 3;
+				f->links |= FT_LINK_SHARED;
+				CHECK_INT(ftab_set_runs(&ft, id, maps[m], m ? 2 : 1, NULL), SL_OK);
+			}
 		}
 		CHECK_INT(ftab_join_links(&ft, &joined, NULL), SL_OK);
 		for (i = 0; i < n; i++) {
-			const struct ft_file *f = &ft.files[i];
-			int ok = (f->links & FT_LINK_MANY) && !(f->flags & (FT_SKIP | FT_FAILED));
-			uint32_t before = FT_NONE, after = FT_NONE;
-			for (j = 0; ok && j < n; j++) {
-				const struct ft_file *g = &ft.files[j];
-				if (j == i || !(g->links & FT_LINK_MANY) ||
-				    (g->flags & (FT_SKIP | FT_FAILED)) || g->dev != f->dev ||
-				    g->ino != f->ino || g->mtime_ns != f->mtime_ns)
-					continue;
-				if (j < i)
-					before = (uint32_t)j;
-				else if (after == FT_NONE)
-					after = (uint32_t)j;
-			}
-			CHECK_INT(!!(f->links & FT_LINK_ALIAS), before != FT_NONE);
-			CHECK_INT(ftab_link_next(&ft, (uint32_t)i), after);
-			want += before != FT_NONE;
+			root1[i] = (uint32_t)i;
+			for (j = 0; ref_ok(&ft, i, FT_LINK_MANY) && j < i; j++)
+				if (ref_ok(&ft, j, FT_LINK_MANY) && ref_same_inode(&ft, i, j)) {
+					root1[i] = (uint32_t)j;
+					break;
+				}
+		}
+		for (i = 0; i < n; i++) {
+			size_t r1 = root1[i];
+			root[i] = (uint32_t)r1;
+			for (j = 0; ref_ok(&ft, r1, FT_LINK_SHARED) && j < r1; j++)
+				if (root1[j] == j && ref_ok(&ft, j, FT_LINK_SHARED) &&
+				    ref_same_data(&ft, r1, j)) {
+					root[i] = (uint32_t)j;
+					break;
+				}
+		}
+		for (i = 0; i < n; i++) {
+			uint32_t k;
+			size_t len = 0, members = 0;
+			CHECK_INT(!!(ft.files[i].links & FT_LINK_ALIAS), root[i] != i);
+			want += root[i] != i;
+			if (root[i] != i)
+				continue;
+			for (k = ftab_link_next(&ft, (uint32_t)i); k != FT_NONE && len <= n;
+			     k = ftab_link_next(&ft, k), len++)
+				CHECK_INT(root[k], i);
+			for (j = 0; j < n; j++)
+				members += root[j] == i && j != i;
+			CHECK_INT(len, members);
 		}
 		CHECK_INT(joined, want);
 		ftab_free(&ft);
