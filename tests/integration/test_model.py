@@ -36,6 +36,7 @@ a long campaign.
 """
 import argparse
 import collections
+import filecmp
 import os
 import random
 import shutil
@@ -89,6 +90,8 @@ class Obj:
         self.cross_from = None    # moved across file systems from this path
         self.linked = False       # shared an inode with another path
         self.touched = False      # changed while a scan was stopped mid-way
+        self.onto_same = False    # copied across file systems onto a file with its
+                                  # very bytes: the index sees that file unchanged
         self.was_locked = self.locked
         self.paths = {path} if path else set()  # every path it had since the check
 
@@ -250,6 +253,10 @@ def _move(m, src, dst, kind):
             # now every other link's too
             o.group = m.gone_at(dst).group
             o.linked = True
+        if os.path.exists(dst) and filecmp.cmp(src, dst, shallow=False):
+            # the same path, inode and bytes as before: no move to see,
+            # and the record there rightly stays (db/writer.c, relink)
+            o.onto_same = True
         shutil.copy2(src, dst)  # what mv does across file systems
         os.unlink(src)
         if o.cross_from is None:
@@ -631,7 +638,7 @@ def full_check(m, db, dbdir, rc, err, scan_id_floor):
         held[rid] = lin
 
     def open_lineage(o, p):
-        if o.linked or o.touched or (o.renamed and o.modified):
+        if o.linked or o.touched or o.onto_same or (o.renamed and o.modified):
             return True
         if o.cross_from is not None:
             # the content must match for a relink; the old path must not
