@@ -105,10 +105,10 @@ static uint64_t cgroup_limit(const char *base, char *rel, const char *file)
 	char path[4200];
 	uint64_t v = UINT64_MAX;
 	char *slash;
+	FILE *f;
 
 	for (;;) {
 		unsigned long long n;
-		FILE *f;
 		snprintf(path, sizeof(path), "%s%s/%s", base, rel, file);
 		f = fopen(path, "re");
 		if (f) {
@@ -120,6 +120,16 @@ static uint64_t cgroup_limit(const char *base, char *rel, const char *file)
 		if (!slash || slash == rel)
 			break;
 		*slash = 0;
+	}
+	/* the base itself: a v1 container's own cgroup when its path is not
+	 * namespaced ("/docker/ID" there, the limit at the mount's top) */
+	snprintf(path, sizeof(path), "%s/%s", base, file);
+	f = fopen(path, "re");
+	if (f) {
+		unsigned long long n;
+		if (fscanf(f, "%llu", &n) == 1 && n < v)
+			v = n;
+		fclose(f);
 	}
 	return v;
 }

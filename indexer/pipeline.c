@@ -105,6 +105,11 @@ static void store_one(struct pipe *P, px_sink_fn sink, void *ctx, const struct p
 static void store(struct pipe *P, px_sink_fn sink, void *ctx, struct px_record *r,
 		  struct px_stats *st)
 {
+	const struct ft_file *h = &P->ft->files[r->file];
+	/* what was read is what the locate pass joined on: else the others
+	 * are read again next scan, on their own if need be */
+	int same = r->read && !r->err_code && r->ino == h->ino && r->size == h->size &&
+		   r->mtime_ns == h->mtime_ns && r->ctime_ns == h->ctime_ns;
 	uint32_t k;
 
 	if (!atomic_load(&P->stop))
@@ -113,7 +118,21 @@ static void store(struct pipe *P, px_sink_fn sink, void *ctx, struct px_record *
 	     k = ftab_link_next(P->ft, k)) {
 		const struct ft_file *f = &P->ft->files[k];
 		struct px_record a = *r;
+		if (!same) {
+			char *path = pipe_path_of(P, k);
+			if (!path) {
+				pipe_nomem(P);
+				break;
+			}
+			pipe_fill_error(P->ft, &a, k, path, SL_E_IO,
+					"not read: the file it was joined with (same inode or "
+					"same extents) changed or failed during the scan");
+			store_one(P, sink, ctx, &a, st);
+			free(path);
+			continue;
+		}
 		a.file = k;
+		a.size = f->size;
 		a.ino = f->ino;
 		a.mtime_ns = f->mtime_ns;
 		a.ctime_ns = f->ctime_ns;

@@ -344,9 +344,8 @@ int ftab_join_links(struct ftab *ft, size_t *joined, struct sl_err *err)
 	if (n < 2)
 		return SL_OK;
 	v = malloc(n * sizeof(*v));
-	if (!v || (!ft->link_next &&
-		   side_slot(ft, &ft->link_next, &ft->link_cap, (uint32_t)(ft->nfiles - 1),
-			     sizeof(*ft->link_next)) != 0)) {
+	if (!v || side_slot(ft, &ft->link_next, &ft->link_cap, (uint32_t)(ft->nfiles - 1),
+			    sizeof(*ft->link_next)) != 0) {
 		free(v);
 		return SL_FAIL(err, SL_E_NOMEM, 0, "file table: out of memory");
 	}
