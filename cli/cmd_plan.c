@@ -592,6 +592,9 @@ int cmd_plan(int argc, char **argv)
 		scan_settings_free(&set);
 		return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
 	}
+	/* as scan does: the sweeps' open files come from the descriptors
+	 * (px_mem), and the plan shown is to be the one scan follows */
+	sys_raise_fd_limit();
 	rc = prep_walk_locate(&set.p, set.cross_fs, &set.ex, NULL, NULL, &e);
 	if (rc == SL_OK)
 		rc = prep_plan(&set.p, set.order, set.seed, set.po.mem_budget, &pl, &e);

@@ -1,4 +1,5 @@
 #include "common/sys.h"
+#include "common/sys_posix.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -10,11 +11,13 @@
 #include <sys/syscall.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 #include <sched.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <stdio.h>
 
@@ -578,4 +581,41 @@ int sys_sandbox(const char *const *read_only, size_t n, const char *write_dir, c
 int sys_is_tty(FILE *f)
 {
 	return isatty(fileno(f));
+}
+
+int sys_statx(int dirfd, const char *path, int flags, struct stat *st, int64_t *btime_ns)
+{
+	static atomic_int no_statx;
+	struct statx sx;
+
+	*btime_ns = 0;
+	if (!atomic_load_explicit(&no_statx, memory_order_relaxed)) {
+		if (statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_BTIME, &sx) == 0) {
+			memset(st, 0, sizeof(*st));
+			st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
+			st->st_ino = (ino_t)sx.stx_ino;
+			st->st_mode = sx.stx_mode;
+			st->st_nlink = sx.stx_nlink;
+			st->st_uid = sx.stx_uid;
+			st->st_gid = sx.stx_gid;
+			st->st_rdev = makedev(sx.stx_rdev_major, sx.stx_rdev_minor);
+			st->st_size = (off_t)sx.stx_size;
+			st->st_blksize = (blksize_t)sx.stx_blksize;
+			st->st_blocks = (blkcnt_t)sx.stx_blocks;
+			st->st_atim.tv_sec = sx.stx_atime.tv_sec;
+			st->st_atim.tv_nsec = sx.stx_atime.tv_nsec;
+			st->st_mtim.tv_sec = sx.stx_mtime.tv_sec;
+			st->st_mtim.tv_nsec = sx.stx_mtime.tv_nsec;
+			st->st_ctim.tv_sec = sx.stx_ctime.tv_sec;
+			st->st_ctim.tv_nsec = sx.stx_ctime.tv_nsec;
+			if (sx.stx_mask & STATX_BTIME)
+				*btime_ns = (int64_t)sx.stx_btime.tv_sec * 1000000000 +
+					    sx.stx_btime.tv_nsec;
+			return 0;
+		}
+		if (errno != ENOSYS && errno != EPERM)
+			return -1;
+		atomic_store_explicit(&no_statx, 1, memory_order_relaxed);
+	}
+	return fstatat(dirfd, path, st, flags);
 }

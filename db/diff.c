@@ -49,6 +49,7 @@ struct rec {
 	uint64_t size;
 	int64_t mtime_ns;
 	int64_t ctime_ns; /* 0: not known (recorded before schema 7, or no such time) */
+	int64_t btime_ns; /* 0: not known (before schema 12, or no such time) */
 	int has_error;
 	int tomb;         /* marked deleted by a scan that could not see everything */
 	int needs_hash;   /* a picture without a perceptual hash, never tried */
@@ -109,19 +110,29 @@ static int by_path(const struct db_diff *d, const struct index *ix, XXH128_hash_
 	return -1;
 }
 
-/* A record on (fs_id, ino) with this size and mtime that no file has taken
- * yet (several records may share an inode: hard links, and a number the
- * file system gave again to a new file).  A record with an error counts: a
- * file renamed while a scan was reading it got "No such file" on its record,
- * and is still the same file. */
+/* Whether two birth times may be of one file: equal, or one not known (a
+ * record from before schema 12; a file system that keeps none).  An inode
+ * number given again to a new file (ext4 and xfs do at once) with the same
+ * size and mtime, a copy made with cp -p or a move across file systems,
+ * is told apart by this alone. */
+static int same_birth(int64_t rec_btime, int64_t file_btime)
+{
+	return !rec_btime || !file_btime || rec_btime == file_btime;
+}
+
+/* A record on (fs_id, ino) with this size, mtime and birth time that no
+ * file has taken yet (several records may share an inode: hard links, and
+ * a number the file system gave again to a new file).  A record with an
+ * error counts: a file renamed while a scan was reading it got "No such
+ * file" on its record, and is still the same file. */
 static int by_inode(const struct db_diff *d, const struct index *ix, int64_t fs_id, uint64_t ino,
-		    uint64_t size, int64_t mtime_ns)
+		    uint64_t size, int64_t mtime_ns, int64_t btime_ns)
 {
 	size_t i = (size_t)(mix(inode_key(fs_id, ino)) & (ix->cap - 1));
 	while (ix->slot[i]) {
 		const struct rec *r = &((const struct rec *)d->recs)[ix->slot[i] - 1];
 		if (r->fs_id == fs_id && r->ino == ino && !r->taken && r->size == size &&
-		    r->mtime_ns == mtime_ns)
+		    r->mtime_ns == mtime_ns && same_birth(r->btime_ns, btime_ns))
 			return (int)ix->slot[i] - 1;
 		i = (i + 1) & (ix->cap - 1);
 	}
@@ -188,6 +199,7 @@ static int load_query(struct db *db, const char *sql, char *const *roots, size_t
 			rec->tomb = sqlite3_column_int(st, 9);
 			rec->needs_hash = sqlite3_column_int(st, 10);
 			rec->stale = sqlite3_column_int(st, 11);
+			rec->btime_ns = sqlite3_column_int64(st, 12);
 		}
 		if (rc == SL_OK && step != SQLITE_DONE)
 			rc = DB_FAIL(db->h, err, "read the index for the diff");
@@ -213,12 +225,14 @@ static int load(struct db *db, char *const *roots, size_t nroots, struct db_diff
 {
 	static const char live[] =
 		"SELECT id, path, fs_id, dev, ino, size, mtime_ns, error IS NOT NULL,"
-		" coalesce(ctime_ns, 0), 0, " NEEDS_HASH_SQL ", " X_META_STALE_SQL " FROM files"
+		" coalesce(ctime_ns, 0), 0, " NEEDS_HASH_SQL ", " X_META_STALE_SQL ","
+		" coalesce(btime_ns, 0) FROM files"
 		" WHERE deleted_at IS NULL AND path >= ?1 AND path < ?3"
 		" AND (path = ?1 OR path >= ?2) AND ?4 = ?4";
 	static const char provisional[] =
 		"SELECT id, path, fs_id, dev, ino, size, mtime_ns, error IS NOT NULL,"
-		" coalesce(ctime_ns, 0), 1, " NEEDS_HASH_SQL ", " X_META_STALE_SQL " FROM files"
+		" coalesce(ctime_ns, 0), 1, " NEEDS_HASH_SQL ", " X_META_STALE_SQL ","
+		" coalesce(btime_ns, 0) FROM files"
 		" WHERE " DB_PROVISIONAL_SQL " AND deleted_scan <> ?4"
 		" AND path >= ?1 AND path < ?3 AND (path = ?1 OR path >= ?2)";
 	size_t cap = 0;
@@ -265,7 +279,8 @@ static int ctime_moved(const struct rec *r, const struct ft_file *f, int flags)
 
 static int same_identity(const struct rec *r, const struct ft_file *f, int64_t fs_id)
 {
-	return r->ino == f->ino && (r->fs_id == 0 || r->fs_id == fs_id);
+	return r->ino == f->ino && (r->fs_id == 0 || r->fs_id == fs_id) &&
+	       same_birth(r->btime_ns, f->btime_ns);
 }
 
 /* Over 150 lines on purpose: the diff's numbered passes share the two indexes
@@ -333,6 +348,8 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 		}
 		r->taken = 1;
 		done[i] = 1;
+		if (r->has_error)
+			f->links |= FT_LINK_ALONE;
 		if (r->size != f->size || r->mtime_ns != f->mtime_ns || r->has_error) {
 			f->flags |= FT_CHANGED;
 			d->changed++;
@@ -360,7 +377,7 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 		/* an identity or ctime recorded before, or a device number that
 		 * changed since: refresh it, nothing else */
 		if ((r->fs_id != fs_id || r->dev != (int64_t)ft->devs[f->dev].st_dev ||
-		     r->ctime_ns != f->ctime_ns) &&
+		     r->ctime_ns != f->ctime_ns || r->btime_ns != f->btime_ns) &&
 		    add_move(d, (uint32_t)i, r->id, 0) != 0) {
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "diff: out of memory");
 			goto out;
@@ -375,7 +392,7 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 		int k;
 		if (done[i] || (f->flags & FT_FAILED) || !fs_id)
 			continue;
-		k = by_inode(d, &inodes, fs_id, f->ino, f->size, f->mtime_ns);
+		k = by_inode(d, &inodes, fs_id, f->ino, f->size, f->mtime_ns, f->btime_ns);
 		if (k < 0)
 			continue;
 		recs[k].taken = 1;
@@ -383,6 +400,7 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 		d->moved++;
 		if (recs[k].has_error) {
 			f->flags |= FT_CHANGED; /* its error is no record of its content */
+			f->links |= FT_LINK_ALONE;
 		} else if (ctime_moved(&recs[k], f, flags)) {
 			f->flags |= FT_CTIME;
 			d->rechecked++;
@@ -495,7 +513,8 @@ int db_apply_moves(struct db *db, const struct ftab *ft, const struct db_diff *d
 			       -1, &displace, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db->h,
 			       "UPDATE files SET path=?2, fs_id=?3, dev=?4, ino=?5,"
-			       " ctime_ns=coalesce(?6, ctime_ns), deleted_at=NULL, deleted_scan=NULL"
+			       " ctime_ns=coalesce(?6, ctime_ns), btime_ns=?7, deleted_at=NULL,"
+			       " deleted_scan=NULL"
 			       " WHERE id=?1",
 			       -1, &set, NULL) != SQLITE_OK) {
 		rc = DB_FAIL(db->h, err, "prepare moves");
@@ -544,6 +563,10 @@ int db_apply_moves(struct db *db, const struct ftab *ft, const struct db_diff *d
 							   : f->ctime_ns);
 		else
 			sqlite3_bind_null(set, 6);
+		if (f->btime_ns)
+			sqlite3_bind_int64(set, 7, f->btime_ns);
+		else
+			sqlite3_bind_null(set, 7);
 		if (sqlite3_step(set) != SQLITE_DONE) {
 			rc = DB_FAIL(db->h, err, "move a record");
 			goto out;

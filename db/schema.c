@@ -182,6 +182,10 @@ static const char *const migrations[] = {
 	"ALTER TABLE files ADD COLUMN sidecar_id INTEGER;"
 	"ALTER TABLE files ADD COLUMN embedded_video INTEGER;"
 	"CREATE INDEX files_sidecar ON files(sidecar_id) WHERE sidecar_id IS NOT NULL;",
+	/* 11 -> 12: the birth time, part of a file's identity with its inode
+	 * number (diff.c): ext4 and xfs give a freed number to the next file
+	 * at once.  NULL until the file is stat'ed by a scan that can tell. */
+	"ALTER TABLE files ADD COLUMN btime_ns INTEGER;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,

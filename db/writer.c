@@ -18,10 +18,10 @@ static const char put_sql[] =
 	" warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id, ctime_ns,"
 	" phash_src, tz_offset, subsec, meta_version, duration, content_id, rating, label,"
 	" keywords, hierarchical_keywords, title, description, creator, copyright,"
-	" embedded_video)"
+	" embedded_video, btime_ns)"
 	" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
 	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL,?27,?28,?29,?30,?31,?32,"
-	" ?33,?34,?35,?36,?37,?38,?39,?40,?41,?42,?43,?44)"
+	" ?33,?34,?35,?36,?37,?38,?39,?40,?41,?42,?43,?44,?45)"
 	/* the path is unique among live records (files_path): a record marked
 	 * deleted at the same path is history, and a new file there is a new
 	 * record */
@@ -42,6 +42,7 @@ static const char put_sql[] =
 	" keywords=excluded.keywords, hierarchical_keywords=excluded.hierarchical_keywords,"
 	" title=excluded.title, description=excluded.description, creator=excluded.creator,"
 	" copyright=excluded.copyright, embedded_video=excluded.embedded_video,"
+	" btime_ns=excluded.btime_ns,"
 	/* a read that did not try the perceptual hash (--no-phash) of the
 	 * same bytes keeps the one the record has (the right-hand sides see
 	 * the row as it was) */
@@ -113,6 +114,8 @@ static int bind_record(const struct db *db, sqlite3_stmt *st, const struct px_re
 			sqlite3_bind_int64(st, 29, DB_CTIME_RACY);
 		else if (r->ctime_ns)
 			sqlite3_bind_int64(st, 29, r->ctime_ns);
+		if (r->btime_ns)
+			sqlite3_bind_int64(st, 45, r->btime_ns);
 	}
 	if (r->read) {
 		bad |= bind_text(st, 6, m->format);

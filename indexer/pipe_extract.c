@@ -33,6 +33,7 @@ static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
 	r->ino = job->info.ino;
 	r->mtime_ns = job->info.mtime_ns;
 	r->ctime_ns = job->info.ctime_ns;
+	r->btime_ns = job->info.btime_ns;
 	r->stat_wall_ns = job->opened_ns;
 	pipe_fill_location(P->ft, r);
 	r->is_dir = (f->flags & FT_DIR) != 0;

@@ -74,6 +74,7 @@ void pipe_fill_error(const struct ftab *ft, struct px_record *r, uint32_t file, 
 	r->size = f->size;
 	r->mtime_ns = f->mtime_ns;
 	r->ctime_ns = f->ctime_ns;
+	r->btime_ns = f->btime_ns;
 	pipe_fill_location(ft, r);
 	r->is_dir = (f->flags & FT_DIR) != 0;
 	r->err_code = code;
@@ -109,7 +110,8 @@ static void store(struct pipe *P, px_sink_fn sink, void *ctx, struct px_record *
 	/* what was read is what the locate pass joined on: else the others
 	 * are read again next scan, on their own if need be */
 	int same = r->read && !r->err_code && r->ino == h->ino && r->size == h->size &&
-		   r->mtime_ns == h->mtime_ns && r->ctime_ns == h->ctime_ns;
+		   r->mtime_ns == h->mtime_ns && r->ctime_ns == h->ctime_ns &&
+		   r->btime_ns == h->btime_ns;
 	uint32_t k;
 
 	if (!atomic_load(&P->stop))
@@ -136,6 +138,7 @@ static void store(struct pipe *P, px_sink_fn sink, void *ctx, struct px_record *
 		a.ino = f->ino;
 		a.mtime_ns = f->mtime_ns;
 		a.ctime_ns = f->ctime_ns;
+		a.btime_ns = f->btime_ns;
 		a.stat_wall_ns = P->ft->stat_begin_ns;
 		pipe_fill_location(P->ft, &a);
 		a.path = pipe_path_of(P, k);

@@ -25,6 +25,7 @@ struct rd_info {
 	uint64_t size;
 	int64_t mtime_ns;
 	int64_t ctime_ns; /* 0: not known */
+	int64_t btime_ns; /* birth time; 0: not known */
 };
 
 /* Open a regular file for reading (never a symlink target, never blocking on

@@ -5,6 +5,7 @@
  * before we opened it; if it was, we leave its pages alone, otherwise we
  * drop them after reading (POSIX_FADV_DONTNEED). */
 #include "indexer/reader.h"
+#include "common/sys_posix.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -138,7 +139,7 @@ int rd_open(const char *path, struct rd_file **out, struct rd_info *info, struct
 			return SL_FAIL(err, SL_E_IO, 0, "open: replaced by a symbolic link");
 		return SL_FAIL(err, sl_errno_class(e), e, "open");
 	}
-	if (fstat(fd, &st) != 0) {
+	if (sys_statx(fd, "", AT_EMPTY_PATH, &st, &info->btime_ns) != 0) {
 		e = errno;
 		rc = SL_FAIL(err, sl_errno_class(e), e, "stat");
 		goto fail;
@@ -197,7 +198,7 @@ int rd_read(struct rd_file *f, void *buf, size_t len, uint64_t off, size_t *got,
 int rd_stat(struct rd_file *f, struct rd_info *info, struct sl_err *err)
 {
 	struct stat st;
-	if (fstat(f->fd, &st) != 0)
+	if (sys_statx(f->fd, "", AT_EMPTY_PATH, &st, &info->btime_ns) != 0)
 		return SL_FAIL(err, SL_E_IO, errno, "stat");
 	info->dev = (uint64_t)st.st_dev;
 	info->ino = (uint64_t)st.st_ino;

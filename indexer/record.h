@@ -18,6 +18,7 @@ struct px_record {
 	uint64_t size;       /* bytes read (the stat size when not read) */
 	int64_t mtime_ns;
 	int64_t ctime_ns;    /* as stat'ed before the read; 0 when not known */
+	int64_t btime_ns;    /* birth time; 0 when not known */
 	int64_t stat_wall_ns; /* wall clock right after the stat the times come from */
 	uint64_t phys;       /* meaningful with FT_LOCATED in ext_flags */
 	uint32_t fragments;

@@ -45,6 +45,7 @@ struct ext_result {
 	uint64_t size;
 	int64_t mtime_ns;
 	int64_t ctime_ns;   /* 0: not known */
+	int64_t btime_ns;   /* birth time; 0: not known (sys_posix.h) */
 	uint64_t phys;      /* valid when flags has FT_LOCATED */
 	uint32_t fragments; /* 0 when the extent map is unknown */
 	uint16_t flags;     /* FT_LOCATED, FT_INLINE, FT_UNKNOWN, FT_ENCODED, FT_EMPTY, FT_NOEXT */

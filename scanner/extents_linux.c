@@ -1,8 +1,13 @@
 /* extents_linux.c - FS_IOC_FIEMAP, and FIBMAP where it is refused.
  *
- * No FIEMAP_FLAG_SYNC: syncing would force writeback of every dirty file we
- * look at; a file still in delayed allocation reports FIEMAP_EXTENT_UNKNOWN
- * and is placed by inode instead. */
+ * No FIEMAP_FLAG_SYNC as a rule: syncing would force writeback of every
+ * dirty file we look at; a file still in delayed allocation reports
+ * FIEMAP_EXTENT_UNKNOWN and is placed by inode instead.  The exception is a
+ * file found all shared: it is to be joined with another by its map alone
+ * (ftab_join_links), and xfs maps a reflink copy written a moment ago to
+ * the shared extents until writeback gives it blocks of its own, with no
+ * flag saying so.  Such a file is asked again with the sync flag; a clean
+ * one costs a look at its page cache. */
 #include "scanner/extents.h"
 
 #include <errno.h>
@@ -18,6 +23,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/sys_posix.h"
 #include "scanner/ftab.h"
 
 #define BATCH 64
@@ -72,7 +78,7 @@ static void add_run(struct ext_runs *runs, const struct fiemap_extent *x, int *d
 	runs->n++;
 }
 
-static void map_extents(int fd, struct ext_result *r, struct ext_runs *runs)
+static void map_extents(int fd, uint32_t fm_flags, struct ext_result *r, struct ext_runs *runs)
 {
 	union {
 		struct fiemap fm;
@@ -81,6 +87,12 @@ static void map_extents(int fd, struct ext_result *r, struct ext_runs *runs)
 	uint64_t start = 0, prev_end = 0;
 	int first = 1, have_prev = 0, drop = runs == NULL, all_shared = 1;
 
+	r->flags &= FT_STATED; /* asked again: nothing of the first answer stays */
+	r->phys = 0;
+	r->fragments = 0;
+	r->shared = 0;
+	if (runs)
+		runs->n = 0;
 	for (;;) {
 		struct fiemap *fm = &u.fm;
 		uint32_t i, n;
@@ -89,6 +101,7 @@ static void map_extents(int fd, struct ext_result *r, struct ext_runs *runs)
 		fm->fm_start = start;
 		fm->fm_length = FIEMAP_MAX_OFFSET - start;
 		fm->fm_extent_count = BATCH;
+		fm->fm_flags = fm_flags;
 		if (ioctl(fd, FS_IOC_FIEMAP, fm) != 0) {
 			int e = errno;
 			if (first && is_unsupported(e)) {
@@ -257,13 +270,14 @@ static void map_blocks(int fd, struct ext_result *r)
 	r->frag_min = (uint8_t)m.cut;
 }
 
-static void fill_stat(const struct stat *st, struct ext_result *r)
+static void fill_stat(const struct stat *st, int64_t btime_ns, struct ext_result *r)
 {
 	r->dev = (uint64_t)st->st_dev;
 	r->ino = (uint64_t)st->st_ino;
 	r->size = (uint64_t)st->st_size;
 	r->mtime_ns = (int64_t)st->st_mtim.tv_sec * 1000000000 + st->st_mtim.tv_nsec;
 	r->ctime_ns = (int64_t)st->st_ctim.tv_sec * 1000000000 + st->st_ctim.tv_nsec;
+	r->btime_ns = btime_ns;
 	r->flags = FT_STATED;
 	r->linked = st->st_nlink > 1;
 }
@@ -271,10 +285,11 @@ static void fill_stat(const struct stat *st, struct ext_result *r)
 int ext_stat(const char *path, struct ext_result *r, struct sl_err *err)
 {
 	struct stat st;
+	int64_t btime;
 	int e;
 
 	memset(r, 0, sizeof(*r));
-	if (fstatat(AT_FDCWD, path, &st, AT_SYMLINK_NOFOLLOW) != 0) {
+	if (sys_statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &st, &btime) != 0) {
 		e = errno;
 		return SL_FAIL(err, sl_errno_class(e), e, "stat");
 	}
@@ -282,7 +297,7 @@ int ext_stat(const char *path, struct ext_result *r, struct sl_err *err)
 		return SL_FAIL(err, SL_E_IO, 0, "open: replaced by a symbolic link");
 	if (!S_ISREG(st.st_mode))
 		return SL_FAIL(err, SL_E_IO, 0, "open: no longer a regular file");
-	fill_stat(&st, r);
+	fill_stat(&st, btime, r);
 	return SL_OK;
 }
 
@@ -290,6 +305,7 @@ int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struc
 	       struct sl_err *err)
 {
 	struct stat st;
+	int64_t btime;
 	int fd, e;
 
 	memset(r, 0, sizeof(*r));
@@ -302,7 +318,7 @@ int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struc
 			return SL_FAIL(err, SL_E_IO, 0, "open: replaced by a symbolic link");
 		return SL_FAIL(err, sl_errno_class(e), e, "open");
 	}
-	if (fstat(fd, &st) != 0) {
+	if (sys_statx(fd, "", AT_EMPTY_PATH, &st, &btime) != 0) {
 		e = errno;
 		close(fd);
 		return SL_FAIL(err, sl_errno_class(e), e, "stat");
@@ -311,9 +327,11 @@ int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struc
 		close(fd);
 		return SL_FAIL(err, SL_E_IO, 0, "open: no longer a regular file");
 	}
-	fill_stat(&st, r);
+	fill_stat(&st, btime, r);
 	if (mode == EXT_MAP || mode == EXT_ASK) {
-		map_extents(fd, r, runs);
+		map_extents(fd, 0, r, runs);
+		if (r->shared)
+			map_extents(fd, FIEMAP_FLAG_SYNC, r, runs);
 		if (!(r->flags & FT_NOEXT))
 			r->by = FT_BY_MAP;
 	}

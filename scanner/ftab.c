@@ -234,6 +234,8 @@ static int cmp_inode(const void *a, const void *b)
 		return x->mtime_ns < y->mtime_ns ? -1 : 1;
 	if (x->ctime_ns != y->ctime_ns)
 		return x->ctime_ns < y->ctime_ns ? -1 : 1;
+	if (x->btime_ns != y->btime_ns)
+		return x->btime_ns < y->btime_ns ? -1 : 1;
 	return i < j ? -1 : i > j;
 }
 
@@ -276,7 +278,8 @@ static int joinable(const struct ftab *ft, uint32_t i, unsigned flag)
 	const struct ft_file *f = &ft->files[i];
 	size_t n;
 
-	if (!(f->links & flag) || (f->links & FT_LINK_ALIAS) || !(f->flags & FT_STATED) ||
+	if (!(f->links & flag) || (f->links & (FT_LINK_ALIAS | FT_LINK_ALONE)) ||
+	    !(f->flags & FT_STATED) ||
 	    (f->flags & (FT_FAILED | FT_SKIP | FT_DIR)))
 		return 0;
 	return flag != FT_LINK_SHARED || ftab_runs(ft, i, &n) != NULL;
@@ -321,7 +324,8 @@ static int same_inode(uint32_t i, uint32_t j)
 {
 	const struct ft_file *a = &cmp_ft->files[i], *b = &cmp_ft->files[j];
 	return a->dev == b->dev && a->ino == b->ino && a->size == b->size &&
-	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns;
+	       a->mtime_ns == b->mtime_ns && a->ctime_ns == b->ctime_ns &&
+	       a->btime_ns == b->btime_ns;
 }
 
 static int same_data(uint32_t i, uint32_t j)

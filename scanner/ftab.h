@@ -2,7 +2,7 @@
  *
  * A photo drive may hold a million files, so the table stores no full paths:
  * each directory is (parent, name) and each file (dir, name), with all names
- * in one arena.  One file costs sizeof(struct ft_file) (64 bytes) plus its
+ * in one arena.  One file costs sizeof(struct ft_file) (72 bytes) plus its
  * name; docs/benchmarks.md measures the whole plan at 1M entries.
  *
  * Files are appended in enumeration order, so a file's index is its position
@@ -47,8 +47,11 @@ enum {
 	FT_LINK_ALIAS = 1u << 1, /* another name of a file read under an earlier
 				    one this scan, or a file whose data is that
 				    file's (ftab_join_links) */
-	FT_LINK_SHARED = 1u << 2 /* all its data is shared with some file
+	FT_LINK_SHARED = 1u << 2, /* all its data is shared with some file
 				    (reflinks, deduplication); runs kept */
+	FT_LINK_ALONE = 1u << 3  /* its record holds an error: read on its own,
+				    never joined (diff), so that a first file
+				    that keeps failing cannot fail it too */
 };
 
 /* How a file's position was found (ft_file.by, ft_dev.by). */
@@ -64,6 +67,8 @@ struct ft_file {
 	uint64_t size;
 	int64_t mtime_ns;
 	int64_t ctime_ns;   /* inode change time; 0 when the platform has none */
+	int64_t btime_ns;   /* birth time: an inode number given out again
+			       (sys_posix.h); 0 when not known */
 	uint64_t phys;      /* first physical byte offset on its file system */
 	uint32_t dir;
 	uint32_t name;
@@ -196,6 +201,7 @@ struct ft_run *ftab_runs_mut(struct ftab *ft, uint32_t file, size_t *n);
  *   - Files whose data is all shared (FT_LINK_SHARED: reflink copies,
  *     deduplicated files): same device and size, and the same runs, every
  *     logical offset at the same physical one, so the same bytes.
+ * Files marked FT_LINK_ALONE take no part.
  * Only flagged files are looked at, so a tree with neither costs one pass
  * over the table.  *joined: the aliases.  Returns SL_OK or SL_E_NOMEM
  * (nothing joined). */

@@ -178,6 +178,11 @@ int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st
 		ft->files[k].size = r.size;
 		ft->files[k].mtime_ns = r.mtime_ns;
 		ft->files[k].ctime_ns = r.ctime_ns;
+		ft->files[k].btime_ns = r.btime_ns;
+		/* the extent pass asks again where it opens the file; where it
+		 * does not (no extent map: NFS, SMB, FUSE) this is what joins
+		 * hard links */
+		ft->files[k].links = r.linked ? FT_LINK_MANY : 0;
 		ft->files[k].flags |= FT_STATED;
 		st->files++;
 		st->bytes += r.size;
@@ -361,11 +366,13 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		f->size = r.size;
 		f->mtime_ns = r.mtime_ns;
 		f->ctime_ns = r.ctime_ns;
+		f->btime_ns = r.btime_ns;
 		f->phys = r.phys;
 		f->fragments = r.fragments;
 		f->by = r.by;
 		f->frag_min = r.frag_min;
-		f->links = (uint8_t)((r.linked ? FT_LINK_MANY : 0) | (r.shared ? FT_LINK_SHARED : 0));
+		f->links = (uint8_t)((f->links & FT_LINK_ALONE) | (r.linked ? FT_LINK_MANY : 0) |
+				     (r.shared ? FT_LINK_SHARED : 0));
 		f->flags = (uint16_t)((f->flags & ~WHERE_FLAGS) | r.flags);
 		if (r.flags & FT_LOCATED)
 			st->located++;

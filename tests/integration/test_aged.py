@@ -11,6 +11,7 @@ ext4 and btrfs: xfs keeps these photos whole in an image this small (its
 allocator found room for each in one piece every time), so it has nothing
 to sweep here; test_fs's reversed files fragment it instead."""
 import json
+import resource
 import os
 import re
 import subprocess
@@ -83,6 +84,15 @@ with loop_fs(fstype, 300, mkfs_args=MKFS_ARGS.get(fstype, ())) as fs, tempdir("a
                   "150 descriptors: at most 11 open (%d; %d without the limit), sweeps %d "
                   "(%d without)" % (few["peak_open"], roomy["peak_open"], few["passes"],
                                     roomy["passes"]))
+        # a low soft limit under a high hard one: plan raises it as scan
+        # does, so its schedule is the one scan follows
+        hard = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+        soft = subprocess.run(["prlimit", "--nofile=150:%d" % hard, "--", BIN, "plan", "--json",
+                               root], capture_output=True, text=True)
+        check(soft.returncode == 0 and
+              json.loads(soft.stdout)["devices"][0]["schedule"] == roomy,
+              "soft limit 150, hard %d: the schedule without the limit (%s)"
+              % (hard, soft.stderr[-300:]))
 
     db = os.path.join(work, "a.db")
     hashes = xxh128(files)

@@ -18,7 +18,12 @@ Then the disk stops answering in the middle of the tree: a read that never
 returns.  After 30 s the scan says which read it is waiting for; SIGTERM
 must still end it (exit 4, the message naming the disk), with what was
 read stored and the index intact; when the disk answers again, the next
-scan completes the index."""
+scan completes the index.
+
+Last, a file with three names on a bad sector: the first scan reads it once
+(one I/O error, two names told they were not read), the next reads each
+name on its own (each with the disk's error), and once the sector reads
+again every name gets its hash."""
 import os
 import random
 import re
@@ -186,6 +191,45 @@ try:
         check(rc == 0 and counts == (len(stored), 0, len(files) - len(stored)),
               "the next scan completes the index: %d %s" % (rc, counts))
         check(sorted(r["path"] for r in export(db2)) == files, "every file there")
+
+        # a file with three names on a bad sector: read once, under its
+        # first name, it fails, and the other names are told they were not
+        # read.  The next scan reads each name whose record holds an error
+        # on its own, so every name gets the disk's own error (joined
+        # again, two would carry the second-hand one forever); once the
+        # sector reads again, every name has the bytes xxh128sum read.
+        ldir = os.path.join(mnt, "linked")
+        os.mkdir(ldir)
+        names = [os.path.join(ldir, n) for n in ("a.jpg", "b.jpg", "c.jpg")]
+        with open(names[0], "wb") as f:
+            f.write(random.Random(9).randbytes(3 * BLOCK))
+        for n in names[1:]:
+            os.link(names[0], n)
+        lwant = xxh128(names)
+        sh("remount", name)
+        sh("bad", name, str(physical(names[0], 0)), str(BLOCK))
+        sh("remount", name)
+        db3 = os.path.join(work, "links.db")
+
+        def link_errors(what):
+            rc, out, err, counts = scan(db3, ldir)
+            check(rc == 1, "%s: exit 1 (%d) %s" % (what, rc, err[-300:]))
+            return {os.path.basename(r["path"]): r["error"] for r in export(db3)}
+
+        errs = link_errors("hard links, first scan")
+        check(sum("Input/output error" in (e or "") for e in errs.values()) == 1 and
+              sum("joined with" in (e or "") for e in errs.values()) == 2,
+              "read once: one I/O error, two names not read: %s" % errs)
+        errs = link_errors("hard links, next scan")
+        check(all("Input/output error" in (e or "") for e in errs.values()),
+              "each name read on its own, each with the disk's error: %s" % errs)
+        sh("bad", name, "clear")
+        sh("remount", name)
+        rc, out, err, counts = scan(db3, ldir)
+        recs = {r["path"]: r for r in export(db3)}
+        check(rc == 0 and all(recs[p]["error"] is None and recs[p]["content_hash"] == lwant[p]
+                              for p in names),
+              "readable again: every name has its hash: %d %s" % (rc, err[-300:]))
 finally:
     subprocess.run(["bash", disk.script, "stall", name, "clear"], env=disk.env,
                    capture_output=True)

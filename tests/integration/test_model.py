@@ -31,6 +31,10 @@ check, and stops.
 
     test_model.py [--seed N] [--seconds S] [--mutations N] [--quiet]
 
+Environment: MODEL_LOG=FILE writes every operation and scan of the run to
+FILE (to trace one path's history back past the last good check);
+MODEL_KEEP_DB=DIR keeps the failing run's database there.
+
 CI runs it bounded to 50 seconds (the default); docs/benchmarks.md records
 a long campaign.
 """
@@ -51,6 +55,9 @@ from lib import BIN, loop_fs, need_root, skip, tempdir
 USER = "nobody"
 
 ap = argparse.ArgumentParser()
+# MODEL_LOG=FILE: every operation and scan of the run, for tracing one
+# path's history back past the last good check
+FULL_LOG = open(os.environ["MODEL_LOG"], "w") if os.environ.get("MODEL_LOG") else None
 ap.add_argument("--seed", type=int, default=None)
 ap.add_argument("--seconds", type=float, default=50.0)
 ap.add_argument("--mutations", type=int, default=0, help="stop after this many (0: by time)")
@@ -129,6 +136,8 @@ class Model:
 
     def log(self, *what):
         self.ops.append(" ".join(str(w) for w in what))
+        if FULL_LOG:
+            print(self.ops[-1], file=FULL_LOG, flush=True)
         self.stats["op " + what[0]] += 1
         self.stats["mutations"] += 1
 

@@ -322,6 +322,11 @@ static void test_diff(void)
 	CHECK(ft.files[link].flags & FT_NEW);          /* a second path, read */
 	CHECK(ft.files[fresh].flags & FT_NEW);
 	CHECK(!(ft.files[failed].flags & FT_SKIP));   /* an earlier error: retried */
+	/* ... on its own: a file it is joined with may be what failed it */
+	CHECK(ft.files[failed].links & FT_LINK_ALONE);
+	CHECK(!(ft.files[changed].links & FT_LINK_ALONE));
+	CHECK(!(ft.files[renamed].links & FT_LINK_ALONE));
+	CHECK(!(ft.files[fresh].links & FT_LINK_ALONE));
 	/* swapped names: each record follows its file, nothing is read */
 	CHECK(ft.files[swap_a].flags & FT_SKIP);
 	CHECK(ft.files[swap_b].flags & FT_SKIP);
@@ -406,6 +411,7 @@ static void rescan(struct db *db, struct ftab *ft, struct dev_info *dev, char **
 		r.size = f->size;
 		r.mtime_ns = f->mtime_ns;
 		r.ctime_ns = f->ctime_ns;
+		r.btime_ns = f->btime_ns;
 		r.stat_wall_ns = 1700000000000000000ll; /* long after these ctimes */
 		r.ext_flags = f->flags;
 		r.devi = 0;
@@ -483,6 +489,74 @@ static void test_diff_failed_swap(void)
 	ftab_free(&ft);
 	CHECK_INT(id_of(db, "/t/B.jpg"), ida);
 	CHECK(id_of(db, "/t/A.jpg") != ida);
+	db_close(db);
+}
+
+/* An inode number is reused as soon as it is freed: a file replaced, then
+ * another moved in from a different file system with the same size and
+ * times, gets the old one's number. Its birth time tells it apart, so the
+ * replaced file's record is not handed to it as a rename; where either side
+ * has no birth time (0: not known), the inode number alone decides. */
+static void test_diff_reused_ino(void)
+{
+	char path[4096];
+	struct db *db = NULL;
+	struct sl_err e;
+	struct ftab ft;
+	struct dev_info dev;
+	struct db_diff d;
+	char *roots[] = {(char *)"/p"};
+	uint32_t root, w, v, z;
+	uint16_t dv;
+	const char *h1 = "11111111111111111111111111111111", *h2 = "22222222222222222222222222222222";
+
+	snprintf(path, sizeof(path), "%s/reused.db", dir);
+	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
+	memset(&dev, 0, sizeof(dev));
+	dev.st_dev = 2049;
+	strcpy(dev.fs_id, "uuid:reused-fs");
+	strcpy(dev.fstype, "ext4");
+	CHECK_INT(db_scan_begin(db, "scan", "auto", (const char *const *)roots, 1, 1, &e), SL_OK);
+	CHECK_INT(db_map_fs(db, &dev, 1, &e), SL_OK);
+	store(db, "/p/X.jpg", 5, 10, 100, h1, 0);
+	store(db, "/p/Y.jpg", 6, 20, 200, h2, 0);
+	store(db, "/p/Z.jpg", 7, 30, 300, h2, 0);
+	CHECK_INT(db_commit(db, &e), SL_OK);
+	CHECK_INT(sqlite3_exec(db->h,
+			       "UPDATE files SET btime_ns = 111 WHERE path = '/p/X.jpg';"
+			       "UPDATE files SET btime_ns = 222 WHERE path = '/p/Y.jpg';"
+			       "UPDATE files SET btime_ns = 0 WHERE path = '/p/Z.jpg';",
+			       NULL, NULL, NULL),
+		  SQLITE_OK);
+
+	ftab_init(&ft);
+	ftab_dev(&ft, 2049, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/p", 2, &root, NULL);
+	w = walk_file(&ft, root, "W.jpg", 5, 10, 100); /* X's number, another file */
+	v = walk_file(&ft, root, "V.jpg", 6, 20, 200); /* Y renamed */
+	z = walk_file(&ft, root, "Z2.jpg", 7, 30, 300); /* Z renamed; its record has no btime */
+	ft.files[w].btime_ns = 333;
+	ft.files[v].btime_ns = 222;
+	ft.files[z].btime_ns = 444;
+	ft.stat_begin_ns = 1700000000000000000ll;
+	CHECK_INT(db_scan_begin(db, "scan", "auto", (const char *const *)roots, 1, 1, &e), SL_OK);
+	CHECK_INT(db_map_fs(db, &dev, 1, &e), SL_OK);
+	CHECK_INT(db_diff(db, &ft, roots, 1, 0, &d, &e), SL_OK);
+	CHECK(ft.files[w].flags & FT_NEW);
+	CHECK(!(ft.files[w].flags & FT_SKIP));
+	CHECK(ft.files[v].flags & FT_SKIP);
+	CHECK(ft.files[z].flags & FT_SKIP);
+	CHECK_INT(d.moved, 2);
+	CHECK_INT(d.added, 1);
+	CHECK_INT(d.nmissing, 1); /* X.jpg */
+	CHECK_INT(db_apply_moves(db, &ft, &d, &e), SL_OK);
+	CHECK_INT(count_where(db, "path='/p/V.jpg' AND btime_ns=222 AND deleted_at IS NULL"), 1);
+	/* the record learns the birth time it lacked */
+	CHECK_INT(count_where(db, "path='/p/Z2.jpg' AND btime_ns=444 AND deleted_at IS NULL"), 1);
+	CHECK_INT(count_where(db, "path='/p/X.jpg' AND btime_ns=111"), 1);
+	CHECK_INT(count_where(db, "path='/p/W.jpg'"), 0);
+	db_diff_free(&d);
+	ftab_free(&ft);
 	db_close(db);
 }
 
@@ -994,6 +1068,7 @@ static void test_diff_provisional(void)
 	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
 	CHECK(!(ft.files[b].flags & FT_SKIP));
 	CHECK(ft.files[b].flags & FT_CHANGED);
+	CHECK(ft.files[b].links & FT_LINK_ALONE);
 	CHECK_INT(d.moved, 1);
 	CHECK_INT(count_where(db, "path='/v/renamed-x.jpg' AND deleted_at IS NULL AND first_scan=1"
 				  " AND error IS NULL"), 1);
@@ -1217,6 +1292,7 @@ int main(void)
 	RUN(test_upsert);
 	RUN(test_diff);
 	RUN(test_diff_paths);
+	RUN(test_diff_reused_ino);
 	RUN(test_diff_failed_swap);
 	RUN(test_diff_provisional);
 	RUN(test_diff_rehash);

@@ -104,7 +104,7 @@ static void test_placement(void)
 	CHECK_STR(ftab_placement(FT_STATED | FT_INLINE), "inline");
 	CHECK_STR(ftab_placement(FT_STATED | FT_UNKNOWN), "unallocated");
 	CHECK_STR(ftab_placement(FT_STATED | FT_EMPTY), "empty");
-	CHECK(sizeof(struct ft_file) <= 64);
+	CHECK(sizeof(struct ft_file) <= 72);
 }
 
 /* Files known by path (the change journal's list) share their folder's
@@ -140,7 +140,8 @@ static int ref_ok(const struct ftab *ft, size_t i, unsigned flag)
 {
 	const struct ft_file *f = &ft->files[i];
 	size_t n;
-	return (f->links & flag) && !(f->flags & (FT_SKIP | FT_FAILED)) &&
+	return (f->links & flag) && !(f->links & FT_LINK_ALONE) &&
+	       !(f->flags & (FT_SKIP | FT_FAILED)) &&
 	       (flag != FT_LINK_SHARED || ftab_runs(ft, (uint32_t)i, &n));
 }
 
@@ -163,7 +164,7 @@ static int ref_same_data(const struct ftab *ft, size_t i, size_t j)
 /* Joining, against a reference: random tables whose files share (dev,
  * ino) keys, some with other times (a number given again to another
  * file), some with shared runs drawn from a few maps, some skipped or
- * failed.  A file's root is the first joinable name of its inode, and that
+ * failed, some to be read alone.  A file's root is the first joinable name of its inode, and that
  * name's root the first joinable inode-root with the same data; a file is
  * an alias exactly when it is not its own root, and each root's chain
  * holds exactly the files with that root. */
@@ -196,6 +197,8 @@ static void test_join_links(void)
 				f->flags |= FT_SKIP;
 			if ((r >> 24) % 11 == 0)
 				f->flags |= FT_FAILED;
+			if ((r >> 40) % 8 == 0)
+				f->links |= FT_LINK_ALONE; /* its record has an error */
 			if ((r >> 28) % 3 == 0) {
 				size_t m = (size_t)(r >> 32) % 3;
 				f->links |= FT_LINK_SHARED;
