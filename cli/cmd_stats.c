@@ -13,7 +13,8 @@
 static const char help[] =
 	"usage: seekless stats [--db PATH] [--config FILE] [--json] [--scans N]\n"
 	"\n"
-	"Counts and sizes of the indexed files by format, camera and year taken;\n"
+	"Counts and sizes of the indexed files by format, camera and year taken,\n"
+	"and by file system (identity first: what purge --file-system takes);\n"
 	"files with errors and files marked deleted; the last N scans (default\n"
 	"5), each with the order every disk got and how fast it read (MB/s over\n"
 	"the disk's reading time), so sorted and unsorted runs compare at a\n"

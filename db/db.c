@@ -477,6 +477,101 @@ int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err)
 	return rc;
 }
 
+/* The file systems matching what: by identity first, else by mount. */
+static int find_fs(struct db *db, const char *what, int64_t *id, struct strbuf *idents,
+		   int *n, struct sl_err *err)
+{
+	static const char *const sql[] = {
+		"SELECT id, ident FROM filesystems WHERE ident = ?1 OR alt = ?1 ORDER BY id",
+		"SELECT id, ident FROM filesystems WHERE rtrim(mount, '/') = rtrim(?1, '/')"
+		" ORDER BY id"};
+	size_t q;
+	int r = SQLITE_DONE;
+
+	*n = 0;
+	for (q = 0; q < 2 && *n == 0; q++) {
+		sqlite3_stmt *st = NULL;
+		if (sqlite3_prepare_v2(db->h, sql[q], -1, &st, NULL) != SQLITE_OK)
+			return DB_FAIL(db->h, err, "prepare forget");
+		sqlite3_bind_text(st, 1, what, -1, SQLITE_STATIC);
+		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+			const char *ident = (const char *)sqlite3_column_text(st, 1);
+			if ((*n)++ == 0)
+				*id = sqlite3_column_int64(st, 0);
+			if (sb_addf(idents, "%s%s", *n > 1 ? ", " : "", ident ? ident : "") != 0) {
+				sqlite3_finalize(st);
+				return SL_FAIL(err, SL_E_NOMEM, 0, "forget: out of memory");
+			}
+		}
+		sqlite3_finalize(st);
+		if (r != SQLITE_DONE)
+			return DB_FAIL(db->h, err, "find the file system");
+	}
+	return SL_OK;
+}
+
+/* One statement on one row id (?1). */
+static int run_on(struct db *db, const char *sql, int64_t id, const char *what,
+		  struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db->h, sql, -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, what);
+	sqlite3_bind_int64(st, 1, id);
+	return run(db, st, what, err);
+}
+
+int db_forget_fs(struct db *db, const char *what, char *ident, size_t cap, uint64_t *count,
+		 struct sl_err *err)
+{
+	struct strbuf idents = STRBUF_INIT;
+	int64_t id = 0;
+	int n, rc;
+
+	*count = 0;
+	if (cap)
+		ident[0] = '\0';
+	rc = find_fs(db, what, &id, &idents, &n, err);
+	if (rc == SL_OK && n == 0)
+		rc = SL_FAIL(err, SL_E_USAGE, 0,
+			     "no file system in the index is '%s' (by identity or last mount point;"
+			     " seekless stats lists them)", what);
+	else if (rc == SL_OK && n > 1)
+		rc = SL_FAIL(err, SL_E_USAGE, 0,
+			     "%d file systems were last mounted at '%s': %s; name one by its identity",
+			     n, what, idents.p);
+	if (rc == SL_OK)
+		snprintf(ident, cap, "%s", idents.p);
+	sb_free(&idents);
+	if (rc != SL_OK || (rc = exec(db, "BEGIN IMMEDIATE", err)) != SL_OK)
+		return rc;
+	/* the sidecar links of the folders its live records leave (a pool's
+	 * folder may hold files of several branches) */
+	rc = run_on(db,
+		    "INSERT INTO temp.sl_touched SELECT path FROM files"
+		    " WHERE fs_id = ?1 AND deleted_at IS NULL",
+		    id, "note the links to update", err);
+	if (rc == SL_OK &&
+	    (rc = run_on(db, "DELETE FROM files WHERE fs_id = ?1", id,
+			 "remove the file system's records", err)) == SL_OK)
+		*count = (uint64_t)sqlite3_changes(db->h);
+	if (rc == SL_OK)
+		rc = run_on(db, "DELETE FROM filesystems WHERE id = ?1", id,
+			    "remove the file system", err);
+	if (rc == SL_OK)
+		rc = exec(db, "DELETE FROM journals", err);
+	if (rc == SL_OK)
+		rc = db_links_update(db, err);
+	if (rc == SL_OK)
+		rc = exec(db, "COMMIT", err);
+	if (rc != SL_OK) {
+		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
+		*count = 0;
+	}
+	return rc;
+}
+
 int db_journal_get(struct db *db, const char *volume, uint64_t *journal_id, int64_t *next_usn,
 		   int *found, struct sl_err *err)
 {

@@ -179,6 +179,20 @@ int db_journal_put(struct db *db, const char *volume, uint64_t journal_id, int64
 /* Delete the records marked deleted more than `days` days ago (0: all). */
 int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err);
 
+/* Forget a file system gone for good (a reformatted or retired drive),
+ * whose records otherwise stay live as "unavailable": the one whose
+ * identity or other name is `what` (filesystems.ident, alt), else the only
+ * one last mounted at `what` (trailing slashes ignored).  Its records,
+ * live and deleted, and its row go in one transaction, with the sidecar
+ * links of what is left; so do the stored change-journal positions, so
+ * that a volume forgotten while still there is walked again, not trusted
+ * to be quiet.  *ident gets the identity (cap bytes), *count the records
+ * removed.  Returns SL_OK; SL_E_USAGE when no file system, or several
+ * (drives mounted there in turn, each named in the message), match; or
+ * SL_E_DB. */
+int db_forget_fs(struct db *db, const char *what, char *ident, size_t cap, uint64_t *count,
+		 struct sl_err *err);
+
 /* Flags: DB_CSV (else JSON lines); DB_EXTENDED (after the contract's keys:
  * phash as 16 hex digits, warnings, placement); DB_SCANS (the scans table
  * instead, one row per run, by id). */

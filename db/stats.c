@@ -34,6 +34,14 @@ static const struct section sections[] = {
 	 DB_SIDECAR_OVER("keywords") " AS kw, size FROM files WHERE deleted_at IS NULL AND "
 	 DB_NOT_LINKED_SIDECAR "), json_each(kw) WHERE kw IS NOT NULL"
 	 " GROUP BY value ORDER BY 2 DESC, 1 LIMIT 20"},
+	/* the identity first, so that it is the label's first word: what
+	 * `purge --file-system` takes to forget one gone for good */
+	{"file_systems", "by file system (identity, type, last mount point, last walked)",
+	 "SELECT fs.ident || ' ' || coalesce(fs.fstype, '?') || ' at ' || coalesce(fs.mount, '?')"
+	 " || ', last walked ' || coalesce(s.started_at, 'never'), count(f.id),"
+	 " coalesce(sum(f.size), 0) FROM filesystems fs"
+	 " LEFT JOIN files f ON f.fs_id = fs.id AND f.deleted_at IS NULL"
+	 " LEFT JOIN scans s ON s.id = fs.last_scan GROUP BY fs.id ORDER BY 2 DESC, 1"},
 };
 
 static int totals(struct db *db, const struct db_stats_out *o, struct sl_err *err)

@@ -460,6 +460,10 @@ with tempdir("media") as work:
         check(any(described(e).values()), "exiftool reads what it wrote into %s: %s" % (f, e))
     check(sum(is_movie(e) for e in oracle.values()) >= 17,
           "movies to compare: %d" % sum(is_movie(e) for e in oracle.values()))
+    # written back first: a file still in delayed allocation has no
+    # position yet, and the upgrade's reread below, finding one, would
+    # differ in phys_offset, which is not what that check is about
+    os.sync()
     db = os.path.join(work, "i.db")
     rc, out, err = run("scan", "--db", db, media, real, gen)
     check(rc in (0, 1), "scan finishes (exit %d): %s" % (rc, err[-500:]))

@@ -4,7 +4,9 @@ position filefrag reports for the branch file (on btrfs taken through the
 chunk map, as btrfs-progs reads it); plan --verify passes on both disks; a
 scan records the pool's paths with the hashes xxhsum computes, a rescan
 reads nothing, and a rename, an edit and a deletion through the pool are
-seen as what they are."""
+seen as what they are.  An image on one branch takes its XMP sidecar from
+the other; forgetting the sidecar's file system (`purge --file-system`)
+removes that branch's records and the link with them."""
 import json
 import os
 import shutil
@@ -106,6 +108,36 @@ with loop_fs("ext4", 256) as a, loop_fs("btrfs", 256) as b, tempdir("mergerfs") 
         check(moved not in recs, "the renamed file's old path is gone")
         rows = db_rows(db, "SELECT path FROM files WHERE deleted_at IS NOT NULL")
         check(rows == [(gone,)], "the deleted file marked deleted: %s" % rows)
+
+        # an image on one branch and its sidecar on the other, one folder in
+        # the pool: linked; forgetting the sidecar's file system takes its
+        # records and the link with them, in the same transaction
+        for d in (a.mnt, b.mnt):
+            os.makedirs(os.path.join(d, "photos", "pair"), exist_ok=True)
+        shutil.copy(sorted(regular_files(root))[0],
+                    os.path.join(a.mnt, "photos", "pair", "IMG_1.jpg"))
+        with open(os.path.join(b.mnt, "photos", "pair", "IMG_1.xmp"), "w") as f:
+            f.write('<x:xmpmeta xmlns:x="adobe:ns:meta/"><rdf:RDF xmlns:rdf='
+                    '"http://www.w3.org/1999/02/22-rdf-syntax-ns#"><rdf:Description '
+                    'xmlns:xmp="http://ns.adobe.com/xap/1.0/" xmp:Rating="4"/></rdf:RDF>'
+                    '</x:xmpmeta>')
+        img = os.path.join(root, "pair", "IMG_1.jpg")
+        side = os.path.join(root, "pair", "IMG_1.xmp")
+        run("scan", "--db", db, "--quiet", root, check_rc=0)
+        recs = {r["path"]: r for r in export(db)}
+        check(recs[img]["sidecar"] == side and recs[img]["rating"] == 4,
+              "the image takes its sidecar from the other branch: %s" % recs[img]["sidecar"])
+        ident_b = db_rows(db, "SELECT s.ident FROM files f JOIN filesystems s ON s.id = f.fs_id"
+                              " WHERE f.path = ?", (side,))[0][0]
+        on_b = db_rows(db, "SELECT count(*) FROM files f JOIN filesystems s ON s.id = f.fs_id"
+                           " WHERE s.ident = ?", (ident_b,))[0][0]
+        rc, out, err = run("purge", "--db", db, "--file-system", ident_b, "--json", check_rc=0)
+        check(json.loads(out)["removed"] == on_b, "the branch's records removed: %s" % out)
+        recs = {r["path"]: r for r in export(db)}
+        check(side not in recs and recs[img]["sidecar"] is None and recs[img]["rating"] is None,
+              "the image lost the link with the sidecar's record: %s" % recs.get(img))
+        check(db_rows(db, "SELECT sidecar_id FROM files WHERE path = ?", (img,)) == [(None,)],
+              "and no stored link points at a record that is gone")
     finally:
         subprocess.run(["umount", pool])
         os.rmdir(pool)
