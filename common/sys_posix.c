@@ -585,12 +585,13 @@ int sys_is_tty(FILE *f)
 
 int sys_statx(int dirfd, const char *path, int flags, struct stat *st, int64_t *btime_ns)
 {
-	static atomic_int no_statx;
+	static atomic_int no_statx, statx_ok;
 	struct statx sx;
 
 	*btime_ns = 0;
 	if (!atomic_load_explicit(&no_statx, memory_order_relaxed)) {
 		if (statx(dirfd, path, flags, STATX_BASIC_STATS | STATX_BTIME, &sx) == 0) {
+			atomic_store_explicit(&statx_ok, 1, memory_order_relaxed);
 			memset(st, 0, sizeof(*st));
 			st->st_dev = makedev(sx.stx_dev_major, sx.stx_dev_minor);
 			st->st_ino = (ino_t)sx.stx_ino;
@@ -615,7 +616,19 @@ int sys_statx(int dirfd, const char *path, int flags, struct stat *st, int64_t *
 		}
 		if (errno != ENOSYS && errno != EPERM)
 			return -1;
-		atomic_store_explicit(&no_statx, 1, memory_order_relaxed);
+		/* ENOSYS: no statx.  EPERM is a seccomp filter's answer to every
+		 * call, and also one file's (a FUSE server's, an LSM's): statx is
+		 * given up only if it never worked and fstatat does, else one
+		 * file would cost every other its birth time for the run. */
+		if (errno == ENOSYS) {
+			atomic_store_explicit(&no_statx, 1, memory_order_relaxed);
+		} else {
+			if (fstatat(dirfd, path, st, flags) != 0)
+				return -1;
+			if (!atomic_load_explicit(&statx_ok, memory_order_relaxed))
+				atomic_store_explicit(&no_statx, 1, memory_order_relaxed);
+			return 0;
+		}
 	}
 	return fstatat(dirfd, path, st, flags);
 }

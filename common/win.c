@@ -424,6 +424,8 @@ int win_stat_handle(void *handle, struct win_stat *st, const char **what)
 	win_file_id(h, &bi, &st->dev, &st->ino);
 	st->size = ((uint64_t)bi.nFileSizeHigh << 32) | bi.nFileSizeLow;
 	st->nlink = bi.nNumberOfLinks;
+	st->btime_ns = win_filetime_ns(((uint64_t)bi.ftCreationTime.dwHighDateTime << 32) |
+				       bi.ftCreationTime.dwLowDateTime);
 	st->mtime_ns = win_filetime_ns(((uint64_t)bi.ftLastWriteTime.dwHighDateTime << 32) |
 				       bi.ftLastWriteTime.dwLowDateTime);
 	/* The change time (any write, rename, attribute or ACL change) is

@@ -81,6 +81,9 @@ struct win_stat {
 	uint64_t size;
 	int64_t mtime_ns; /* since 1970 */
 	int64_t ctime_ns; /* ChangeTime since 1970; 0 when the file system keeps none (FAT) */
+	int64_t btime_ns; /* CreationTime since 1970, 0 when not set: with the id, which FAT
+			     and exFAT give again to the next file in a freed slot, the
+			     file's identity (sys_posix.h says why) */
 	uint32_t nlink;   /* names the file has (NTFS hard links) */
 };
 

@@ -477,19 +477,22 @@ int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err)
 	return rc;
 }
 
-/* The file systems matching what: by identity first, else by mount. */
+/* The file systems matching what: by identity first, else by mount point
+ * (trailing separators ignored: a Windows volume is stored as E:\\, and
+ * is asked for as E: too); *by_mount says which. */
 static int find_fs(struct db *db, const char *what, int64_t *id, struct strbuf *idents,
-		   int *n, struct sl_err *err)
+		   int *n, int *by_mount, struct sl_err *err)
 {
 	static const char *const sql[] = {
 		"SELECT id, ident FROM filesystems WHERE ident = ?1 OR alt = ?1 ORDER BY id",
-		"SELECT id, ident FROM filesystems WHERE rtrim(mount, '/') = rtrim(?1, '/')"
+		"SELECT id, ident FROM filesystems WHERE rtrim(mount, '/\\') = rtrim(?1, '/\\')"
 		" ORDER BY id"};
 	size_t q;
 	int r = SQLITE_DONE;
 
 	*n = 0;
 	for (q = 0; q < 2 && *n == 0; q++) {
+		*by_mount = q == 1;
 		sqlite3_stmt *st = NULL;
 		if (sqlite3_prepare_v2(db->h, sql[q], -1, &st, NULL) != SQLITE_OK)
 			return DB_FAIL(db->h, err, "prepare forget");
@@ -527,20 +530,24 @@ int db_forget_fs(struct db *db, const char *what, char *ident, size_t cap, uint6
 {
 	struct strbuf idents = STRBUF_INIT;
 	int64_t id = 0;
-	int n, rc;
+	int n, by_mount, rc;
 
 	*count = 0;
 	if (cap)
 		ident[0] = '\0';
-	rc = find_fs(db, what, &id, &idents, &n, err);
+	rc = find_fs(db, what, &id, &idents, &n, &by_mount, err);
 	if (rc == SL_OK && n == 0)
 		rc = SL_FAIL(err, SL_E_USAGE, 0,
 			     "no file system in the index is '%s' (by identity or last mount point;"
 			     " seekless stats lists them)", what);
-	else if (rc == SL_OK && n > 1)
+	else if (rc == SL_OK && n > 1 && by_mount)
 		rc = SL_FAIL(err, SL_E_USAGE, 0,
 			     "%d file systems were last mounted at '%s': %s; name one by its identity",
 			     n, what, idents.p);
+	else if (rc == SL_OK && n > 1) /* a statfs id that a device number made */
+		rc = SL_FAIL(err, SL_E_USAGE, 0,
+			     "%d file systems answer to '%s' (their other name): %s; name one by"
+			     " its identity", n, what, idents.p);
 	if (rc == SL_OK)
 		snprintf(ident, cap, "%s", idents.p);
 	sb_free(&idents);

@@ -377,7 +377,7 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 		/* an identity or ctime recorded before, or a device number that
 		 * changed since: refresh it, nothing else */
 		if ((r->fs_id != fs_id || r->dev != (int64_t)ft->devs[f->dev].st_dev ||
-		     r->ctime_ns != f->ctime_ns || r->btime_ns != f->btime_ns) &&
+		     r->ctime_ns != f->ctime_ns || (f->btime_ns && r->btime_ns != f->btime_ns)) &&
 		    add_move(d, (uint32_t)i, r->id, 0) != 0) {
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "diff: out of memory");
 			goto out;
@@ -513,7 +513,8 @@ int db_apply_moves(struct db *db, const struct ftab *ft, const struct db_diff *d
 			       -1, &displace, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db->h,
 			       "UPDATE files SET path=?2, fs_id=?3, dev=?4, ino=?5,"
-			       " ctime_ns=coalesce(?6, ctime_ns), btime_ns=?7, deleted_at=NULL,"
+			       " ctime_ns=coalesce(?6, ctime_ns), btime_ns=coalesce(?7, btime_ns),"
+			       " deleted_at=NULL,"
 			       " deleted_scan=NULL"
 			       " WHERE id=?1",
 			       -1, &set, NULL) != SQLITE_OK) {

@@ -127,7 +127,8 @@ struct job *pipe_job_new(struct pipe *P, struct opened *o, struct tail **tail,
 	o->path = NULL;
 	job->info = o->info;
 	job->opened_ns = o->opened_ns;
-	if (o->info.ino != f->ino || o->info.dev != P->ft->devs[f->dev].st_dev)
+	if (o->info.ino != f->ino || o->info.dev != P->ft->devs[f->dev].st_dev ||
+	    (o->info.btime_ns && f->btime_ns && o->info.btime_ns != f->btime_ns))
 		snprintf(job->early_warn, sizeof(job->early_warn), "replaced since the walk");
 	job->streamed = o->info.size > P->whole_max;
 	return job;

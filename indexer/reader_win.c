@@ -81,9 +81,7 @@ static int info_of(HANDLE h, struct rd_info *info, struct sl_err *err)
 	info->size = st.size;
 	info->mtime_ns = st.mtime_ns;
 	info->ctime_ns = st.ctime_ns;
-	/* NTFS file ids carry a sequence number bumped when the record is
-	 * given out again: no birth time needed to tell reused ids apart */
-	info->btime_ns = 0;
+	info->btime_ns = st.btime_ns;
 	return SL_OK;
 }
 

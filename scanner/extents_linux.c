@@ -3,11 +3,13 @@
  * No FIEMAP_FLAG_SYNC as a rule: syncing would force writeback of every
  * dirty file we look at; a file still in delayed allocation reports
  * FIEMAP_EXTENT_UNKNOWN and is placed by inode instead.  The exception is a
- * file found all shared: it is to be joined with another by its map alone
- * (ftab_join_links), and xfs maps a reflink copy written a moment ago to
- * the shared extents until writeback gives it blocks of its own, with no
- * flag saying so.  Such a file is asked again with the sync flag; a clean
- * one costs a look at its page cache. */
+ * file found all shared and changed lately: it is to be joined with another
+ * by its map alone (ftab_join_links), and xfs maps a reflink copy written a
+ * moment ago to the shared extents until writeback gives it blocks of its
+ * own, with no flag saying so.  Such a file is written back (a FIEMAP with
+ * the flag and no room for extents) and asked again.  Only those changed
+ * within SYNC_RECENT: on a btrfs snapshot or a deduplicated tree every file
+ * is all shared, and a second map of each would double the extent pass. */
 #include "scanner/extents.h"
 
 #include <errno.h>
@@ -23,10 +25,14 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/sys.h"
 #include "common/sys_posix.h"
 #include "scanner/ftab.h"
 
 #define BATCH 64
+/* Dirty pages are written back within 30 s by default (dirty_expire); an
+ * hour leaves room for laptop mode and a loaded disk. */
+#define SYNC_RECENT (3600 * 1000000000ll)
 
 /* Errors meaning "this file system has no extent map", not "this file". */
 static int is_unsupported(int e)
@@ -78,7 +84,7 @@ static void add_run(struct ext_runs *runs, const struct fiemap_extent *x, int *d
 	runs->n++;
 }
 
-static void map_extents(int fd, uint32_t fm_flags, struct ext_result *r, struct ext_runs *runs)
+static void map_extents(int fd, struct ext_result *r, struct ext_runs *runs)
 {
 	union {
 		struct fiemap fm;
@@ -101,7 +107,6 @@ static void map_extents(int fd, uint32_t fm_flags, struct ext_result *r, struct 
 		fm->fm_start = start;
 		fm->fm_length = FIEMAP_MAX_OFFSET - start;
 		fm->fm_extent_count = BATCH;
-		fm->fm_flags = fm_flags;
 		if (ioctl(fd, FS_IOC_FIEMAP, fm) != 0) {
 			int e = errno;
 			if (first && is_unsupported(e)) {
@@ -301,6 +306,26 @@ int ext_stat(const char *path, struct ext_result *r, struct sl_err *err)
 	return SL_OK;
 }
 
+/* Write the file's dirty pages back: FIEMAP's sync, with no extents asked
+ * (every file system that maps extents syncs before it looks). */
+static int write_back(int fd)
+{
+	struct fiemap fm;
+
+	memset(&fm, 0, sizeof(fm));
+	fm.fm_length = FIEMAP_MAX_OFFSET;
+	fm.fm_flags = FIEMAP_FLAG_SYNC;
+	return ioctl(fd, FS_IOC_FIEMAP, &fm);
+}
+
+/* As map_extents leaves a file not all shared. */
+static void unshare(struct ext_result *r, struct ext_runs *runs)
+{
+	r->shared = 0;
+	if (runs && r->fragments < 2)
+		runs->n = 0;
+}
+
 int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struct ext_runs *runs,
 	       struct sl_err *err)
 {
@@ -329,9 +354,13 @@ int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struc
 	}
 	fill_stat(&st, btime, r);
 	if (mode == EXT_MAP || mode == EXT_ASK) {
-		map_extents(fd, 0, r, runs);
-		if (r->shared)
-			map_extents(fd, FIEMAP_FLAG_SYNC, r, runs);
+		map_extents(fd, r, runs);
+		if (r->shared && r->ctime_ns > sys_wall_ns() - SYNC_RECENT) {
+			if (write_back(fd) == 0)
+				map_extents(fd, r, runs);
+			else
+				unshare(r, runs); /* not known to be whole: read on its own */
+		}
 		if (!(r->flags & FT_NOEXT))
 			r->by = FT_BY_MAP;
 	}

@@ -202,6 +202,7 @@ static int fill_stat(HANDLE h, struct ext_result *r, struct sl_err *err)
 	r->size = st.size;
 	r->mtime_ns = st.mtime_ns;
 	r->ctime_ns = st.ctime_ns;
+	r->btime_ns = st.btime_ns;
 	r->flags = FT_STATED;
 	r->linked = st.nlink > 1;
 	return SL_OK;

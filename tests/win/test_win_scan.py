@@ -90,6 +90,24 @@ gone = con.execute("SELECT count(*) FROM files WHERE deleted_at IS NOT NULL").fe
 check(gone == 1, "the deleted file is marked deleted (%d)" % gone)
 con.close()
 
+# a rename keeps its record: the file ID and the CreationTime (the birth
+# time in a file's identity) both go with the file
+jpegs = sorted(p for p in on_disk if p.endswith(".jpg") and "deep" not in p and "empty" not in p)
+old_host = [os.path.join(d, f) for d, _, fs in os.walk(tree) for f in fs
+            if ourpath(os.path.join(d, f)) == jpegs[0]][0]
+con = sqlite3.connect(db)
+rid = con.execute("SELECT id FROM files WHERE path = ?", (jpegs[0],)).fetchone()
+con.close()
+new_host = old_host[:-4] + "-renamed.jpg"
+os.rename(old_host, new_host)
+rc, out, err = seekless("scan", "--db", winpath(db), winpath(tree))
+check(rc in (0, 1) and "1 moved or renamed" in out, "the rename is seen as one: %s" % out[-400:])
+con = sqlite3.connect(db)
+now = con.execute("SELECT id FROM files WHERE path = ? AND deleted_at IS NULL",
+                  (ourpath(new_host),)).fetchone()
+con.close()
+check(rid is not None and now == rid, "and keeps its record: %r, %r" % (rid, now))
+
 rc, out, err = seekless("export", "--db", winpath(db))
 check(rc == 0 and out.count("\n") >= 43, "export works")
 
