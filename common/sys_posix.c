@@ -583,9 +583,11 @@ int sys_is_tty(FILE *f)
 	return isatty(fileno(f));
 }
 
+#define STATX_REFUSED 64
+
 int sys_statx(int dirfd, const char *path, int flags, struct stat *st, int64_t *btime_ns)
 {
-	static atomic_int no_statx, statx_ok;
+	static atomic_int no_statx, statx_ok, refused;
 	struct statx sx;
 
 	*btime_ns = 0;
@@ -617,15 +619,18 @@ int sys_statx(int dirfd, const char *path, int flags, struct stat *st, int64_t *
 		if (errno != ENOSYS && errno != EPERM)
 			return -1;
 		/* ENOSYS: no statx.  EPERM is a seccomp filter's answer to every
-		 * call, and also one file's (a FUSE server's, an LSM's): statx is
-		 * given up only if it never worked and fstatat does, else one
-		 * file would cost every other its birth time for the run. */
+		 * call, and also one file's (a FUSE server's): statx is given up
+		 * only after STATX_REFUSED such answers where fstatat worked and
+		 * statx never did, else one file would cost every other its
+		 * birth time for the run.  Until then each costs a call more. */
 		if (errno == ENOSYS) {
 			atomic_store_explicit(&no_statx, 1, memory_order_relaxed);
 		} else {
 			if (fstatat(dirfd, path, st, flags) != 0)
 				return -1;
-			if (!atomic_load_explicit(&statx_ok, memory_order_relaxed))
+			if (!atomic_load_explicit(&statx_ok, memory_order_relaxed) &&
+			    atomic_fetch_add_explicit(&refused, 1, memory_order_relaxed) + 1 >=
+				    STATX_REFUSED)
 				atomic_store_explicit(&no_statx, 1, memory_order_relaxed);
 			return 0;
 		}

@@ -42,7 +42,10 @@ static const char put_sql[] =
 	" keywords=excluded.keywords, hierarchical_keywords=excluded.hierarchical_keywords,"
 	" title=excluded.title, description=excluded.description, creator=excluded.creator,"
 	" copyright=excluded.copyright, embedded_video=excluded.embedded_video,"
-	" btime_ns=excluded.btime_ns,"
+	/* a reread of the same file whose birth time this run could not
+	 * learn keeps the one it had */
+	" btime_ns=CASE WHEN excluded.btime_ns IS NULL AND excluded.ino IS ino"
+	"  AND excluded.fs_id IS fs_id THEN btime_ns ELSE excluded.btime_ns END,"
 	/* a read that did not try the perceptual hash (--no-phash) of the
 	 * same bytes keeps the one the record has (the right-hand sides see
 	 * the row as it was) */

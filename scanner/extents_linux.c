@@ -6,8 +6,8 @@
  * file found all shared and changed lately: it is to be joined with another
  * by its map alone (ftab_join_links), and xfs maps a reflink copy written a
  * moment ago to the shared extents until writeback gives it blocks of its
- * own, with no flag saying so.  Such a file is written back (a FIEMAP with
- * the flag and no room for extents) and asked again.  Only those changed
+ * own, with no flag saying so.  Such a file is written back
+ * (sync_file_range) and asked again.  Only those changed
  * within SYNC_RECENT: on a btrfs snapshot or a deduplicated tree every file
  * is all shared, and a second map of each would double the extent pass. */
 #include "scanner/extents.h"
@@ -306,16 +306,14 @@ int ext_stat(const char *path, struct ext_result *r, struct sl_err *err)
 	return SL_OK;
 }
 
-/* Write the file's dirty pages back: FIEMAP's sync, with no extents asked
- * (every file system that maps extents syncs before it looks). */
+/* Write the file's dirty pages back and wait, as FIEMAP_FLAG_SYNC would
+ * (filemap_write_and_wait), without walking the extent map a third time:
+ * xfs moves a copy's new blocks into place before the wait ends. */
 static int write_back(int fd)
 {
-	struct fiemap fm;
-
-	memset(&fm, 0, sizeof(fm));
-	fm.fm_length = FIEMAP_MAX_OFFSET;
-	fm.fm_flags = FIEMAP_FLAG_SYNC;
-	return ioctl(fd, FS_IOC_FIEMAP, &fm);
+	return sync_file_range(fd, 0, 0,
+			       SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
+				       SYNC_FILE_RANGE_WAIT_AFTER);
 }
 
 /* As map_extents leaves a file not all shared. */

@@ -555,6 +555,29 @@ static void test_diff_reused_ino(void)
 	CHECK_INT(count_where(db, "path='/p/Z2.jpg' AND btime_ns=444 AND deleted_at IS NULL"), 1);
 	CHECK_INT(count_where(db, "path='/p/X.jpg' AND btime_ns=111"), 1);
 	CHECK_INT(count_where(db, "path='/p/W.jpg'"), 0);
+	CHECK_INT(db_commit(db, &e), SL_OK);
+	db_diff_free(&d);
+	ftab_free(&ft);
+
+	/* a run that cannot learn birth times (statx refused): V unchanged and
+	 * not refreshed, Z2 moved; both keep the birth times they have */
+	ftab_init(&ft);
+	ftab_dev(&ft, 2049, &dv, NULL);
+	ftab_add_dir(&ft, FT_NONE, "/p", 2, &root, NULL);
+	v = walk_file(&ft, root, "V.jpg", 6, 20, 200);
+	z = walk_file(&ft, root, "Z3.jpg", 7, 30, 300);
+	ft.files[v].ctime_ns = ft.files[z].ctime_ns = 0;
+	CHECK_INT(sqlite3_exec(db->h, "UPDATE files SET ctime_ns = NULL", NULL, NULL, NULL),
+		  SQLITE_OK);
+	CHECK_INT(db_scan_begin(db, "scan", "auto", (const char *const *)roots, 1, 1, &e), SL_OK);
+	CHECK_INT(db_map_fs(db, &dev, 1, &e), SL_OK);
+	CHECK_INT(db_diff(db, &ft, roots, 1, 0, &d, &e), SL_OK);
+	CHECK(ft.files[v].flags & FT_SKIP);
+	CHECK(ft.files[z].flags & FT_SKIP);
+	CHECK_INT(d.nmoves, 1); /* Z3; nothing to refresh on V */
+	CHECK_INT(db_apply_moves(db, &ft, &d, &e), SL_OK);
+	CHECK_INT(count_where(db, "path='/p/V.jpg' AND btime_ns=222 AND deleted_at IS NULL"), 1);
+	CHECK_INT(count_where(db, "path='/p/Z3.jpg' AND btime_ns=444 AND deleted_at IS NULL"), 1);
 	db_diff_free(&d);
 	ftab_free(&ft);
 	db_close(db);
