@@ -17,6 +17,7 @@ the card's with the scan that last walked it.  Then:
 """
 import json
 import os
+import sqlite3
 import subprocess
 
 from lib import (check, db_rows, done, export, loop_fs, mkcorpus, regular_files, run, tempdir,
@@ -96,7 +97,7 @@ with tempdir("forget") as work, loop_fs("ext4", 128, rotational=False) as a, \
     with_b = db_rows(db, "SELECT count(*) FROM files f JOIN filesystems s ON s.id = f.fs_id"
                          " WHERE s.ident = ?", (ident_b,))[0][0]
     check(with_b == len(on_b) + 1, "its records, live and deleted: %d" % with_b)
-    with __import__("sqlite3").connect(db) as h:
+    with sqlite3.connect(db) as h:
         h.execute("INSERT INTO journals VALUES('\\\\?\\Volume{x}\\', 1, 2, 1)")
     rc, out, err = run("purge", "--db", db, "--file-system", ident_b, "--json")
     check(rc == 0 and json.loads(out) == {"removed": with_b, "file_system": ident_b},

@@ -263,9 +263,26 @@ static int64_t count_where(struct db *db, const char *where)
 	return n;
 }
 
-static void test_diff(void)
+/* A fresh index dir/name, and the one ext4 file system its synthetic walks
+ * are on (device st_dev, known by fs_id). */
+static struct db *diff_db(const char *name, uint64_t st_dev, const char *fs_id,
+			  struct dev_info *dev)
 {
 	char path[4096];
+	struct db *db = NULL;
+	struct sl_err e;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
+	memset(dev, 0, sizeof(*dev));
+	dev->st_dev = st_dev;
+	snprintf(dev->fs_id, sizeof(dev->fs_id), "%s", fs_id);
+	strcpy(dev->fstype, "ext4");
+	return db;
+}
+
+static void test_diff(void)
+{
 	struct db *db = NULL;
 	struct sl_err e;
 	struct ftab ft;
@@ -277,12 +294,7 @@ static void test_diff(void)
 	uint64_t deleted = 0;
 	const char *h1 = "11111111111111111111111111111111", *h2 = "22222222222222222222222222222222";
 
-	snprintf(path, sizeof(path), "%s/diff.db", dir);
-	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
-	memset(&dev, 0, sizeof(dev));
-	dev.st_dev = 2049;
-	strcpy(dev.fs_id, "uuid:test-fs");
-	strcpy(dev.fstype, "ext4");
+	db = diff_db("diff.db", 2049, "uuid:test-fs", &dev);
 	/* scan 1: what the index knew */
 	CHECK_INT(db_scan_begin(db, "scan", "auto", (const char *const *)roots, 1, 1, &e), SL_OK);
 	CHECK_INT(db_map_fs(db, &dev, 1, &e), SL_OK);
@@ -443,7 +455,6 @@ static int64_t id_of(struct db *db, const char *path)
  * test's seed 989478705). */
 static void test_diff_failed_swap(void)
 {
-	char path[4096];
 	struct db *db = NULL;
 	struct sl_err e;
 	struct ftab ft;
@@ -455,12 +466,7 @@ static void test_diff_failed_swap(void)
 	uint64_t deleted = 0;
 	int64_t ida, idb;
 
-	snprintf(path, sizeof(path), "%s/failedswap.db", dir);
-	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
-	memset(&dev, 0, sizeof(dev));
-	dev.st_dev = 2050;
-	strcpy(dev.fs_id, "uuid:failedswap-fs");
-	strcpy(dev.fstype, "ext4");
+	db = diff_db("failedswap.db", 2050, "uuid:failedswap-fs", &dev);
 
 	ftab_init(&ft);
 	ftab_dev(&ft, 2050, &dv, NULL);
@@ -499,7 +505,6 @@ static void test_diff_failed_swap(void)
  * has no birth time (0: not known), the inode number alone decides. */
 static void test_diff_reused_ino(void)
 {
-	char path[4096];
 	struct db *db = NULL;
 	struct sl_err e;
 	struct ftab ft;
@@ -508,14 +513,10 @@ static void test_diff_reused_ino(void)
 	char *roots[] = {(char *)"/p"};
 	uint32_t root, w, v, z;
 	uint16_t dv;
+	uint64_t deleted = 0;
 	const char *h1 = "11111111111111111111111111111111", *h2 = "22222222222222222222222222222222";
 
-	snprintf(path, sizeof(path), "%s/reused.db", dir);
-	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
-	memset(&dev, 0, sizeof(dev));
-	dev.st_dev = 2049;
-	strcpy(dev.fs_id, "uuid:reused-fs");
-	strcpy(dev.fstype, "ext4");
+	db = diff_db("reused.db", 2049, "uuid:reused-fs", &dev);
 	CHECK_INT(db_scan_begin(db, "scan", "auto", (const char *const *)roots, 1, 1, &e), SL_OK);
 	CHECK_INT(db_map_fs(db, &dev, 1, &e), SL_OK);
 	store(db, "/p/X.jpg", 5, 10, 100, h1, 0);
@@ -569,13 +570,10 @@ static void test_diff_reused_ino(void)
 	ft.files[v].ctime_ns = ft.files[z].ctime_ns = 0;
 	CHECK_INT(sqlite3_exec(db->h, "UPDATE files SET ctime_ns = NULL", NULL, NULL, NULL),
 		  SQLITE_OK);
-	CHECK_INT(db_scan_begin(db, "scan", "auto", (const char *const *)roots, 1, 1, &e), SL_OK);
-	CHECK_INT(db_map_fs(db, &dev, 1, &e), SL_OK);
-	CHECK_INT(db_diff(db, &ft, roots, 1, 0, &d, &e), SL_OK);
+	rescan(db, &ft, &dev, roots, 0, &d, &deleted);
 	CHECK(ft.files[v].flags & FT_SKIP);
 	CHECK(ft.files[z].flags & FT_SKIP);
 	CHECK_INT(d.nmoves, 1); /* Z3; nothing to refresh on V */
-	CHECK_INT(db_apply_moves(db, &ft, &d, &e), SL_OK);
 	CHECK_INT(count_where(db, "path='/p/V.jpg' AND btime_ns=222 AND deleted_at IS NULL"), 1);
 	CHECK_INT(count_where(db, "path='/p/Z3.jpg' AND btime_ns=444 AND deleted_at IS NULL"), 1);
 	db_diff_free(&d);
@@ -587,7 +585,6 @@ static void test_diff_reused_ino(void)
  * live file, a ctime that moved alone, --full and --trust-mtime. */
 static void test_diff_paths(void)
 {
-	char path[4096];
 	struct db *db = NULL;
 	struct sl_err e;
 	struct ftab ft;
@@ -598,12 +595,7 @@ static void test_diff_paths(void)
 	uint16_t dv;
 	uint64_t deleted = 0;
 
-	snprintf(path, sizeof(path), "%s/paths.db", dir);
-	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
-	memset(&dev, 0, sizeof(dev));
-	dev.st_dev = 2050;
-	strcpy(dev.fs_id, "uuid:paths-fs");
-	strcpy(dev.fstype, "ext4");
+	db = diff_db("paths.db", 2050, "uuid:paths-fs", &dev);
 
 	/* scan 1: A.jpg and B.jpg */
 	ftab_init(&ft);
@@ -1015,7 +1007,6 @@ static void test_scan_rows(void)
  * record with an error is still its file's when the file moves. */
 static void test_diff_provisional(void)
 {
-	char path[4096];
 	struct db *db = NULL;
 	struct sl_err e;
 	struct ftab ft;
@@ -1027,13 +1018,8 @@ static void test_diff_provisional(void)
 	uint16_t dv;
 	uint64_t deleted = 0;
 
-	snprintf(path, sizeof(path), "%s/prov.db", dir);
-	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
-	memset(&dev, 0, sizeof(dev));
+	db = diff_db("prov.db", 2052, "uuid:prov-fs", &dev);
 	memset(&end, 0, sizeof(end));
-	dev.st_dev = 2052;
-	strcpy(dev.fs_id, "uuid:prov-fs");
-	strcpy(dev.fstype, "ext4");
 	end.status = "ok";
 
 	/* scan 1 (complete): X at /v/x.jpg (ino 1), Y at /v/y.jpg (ino 2) */
@@ -1148,9 +1134,7 @@ static void test_diff_provisional(void)
  * on, once. */
 static void test_diff_rehash(void)
 {
-	char path[4096];
 	struct db *db = NULL;
-	struct sl_err e;
 	struct ftab ft;
 	struct dev_info dev;
 	struct db_diff d;
@@ -1159,12 +1143,7 @@ static void test_diff_rehash(void)
 	uint16_t dv;
 	uint64_t deleted;
 
-	snprintf(path, sizeof(path), "%s/rehash.db", dir);
-	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
-	memset(&dev, 0, sizeof(dev));
-	dev.st_dev = 2053;
-	strcpy(dev.fs_id, "uuid:rehash-fs");
-	strcpy(dev.fstype, "ext4");
+	db = diff_db("rehash.db", 2053, "uuid:rehash-fs", &dev);
 	ftab_init(&ft);
 	ftab_dev(&ft, 2053, &dv, NULL);
 	ftab_add_dir(&ft, FT_NONE, "/r", 2, &root, NULL);
