@@ -8,6 +8,7 @@
 
 #include "common/sys.h"
 #include "indexer/pipeline.h"
+#include "scanner/extents.h"
 
 void prep_note(const struct prep *p, const char *fmt, ...)
 {
@@ -22,19 +23,21 @@ void prep_note(const struct prep *p, const char *fmt, ...)
 	p->note(p->note_ctx, msg);
 }
 
-int prep_roots(struct prep *p, char *const *paths, size_t n, int skip_missing,
+int prep_roots(struct prep *p, char *const *paths, size_t n, int skip_missing, int cross_fs,
 	       struct sl_err *err)
 {
-	struct strbuf sb = STRBUF_INIT;
+	unsigned flags = ANCHOR_FILE | (cross_fs ? ANCHOR_CROSS_FS : 0);
 	struct sl_err e;
 	size_t i;
 	int rc = SL_OK;
 
 	p->roots = calloc(n + 1, sizeof(*p->roots));
-	if (!p->roots)
+	p->anchors = calloc(n + 1, sizeof(*p->anchors));
+	if (!p->roots || !p->anchors)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
 	for (i = 0; rc == SL_OK && i < n; i++) {
-		if (walk_canonical(paths[i], &sb, &e) != SL_OK) {
+		struct anchor *a;
+		if (anchor_open(paths[i], flags, &a, &e) != SL_OK) {
 			if (e.code == SL_E_NOMEM || !skip_missing) {
 				*err = e;
 				rc = e.code == SL_E_NOMEM ? SL_E_NOMEM : SL_E_USAGE;
@@ -44,13 +47,16 @@ int prep_roots(struct prep *p, char *const *paths, size_t n, int skip_missing,
 			}
 			continue;
 		}
-		p->roots[p->nroots] = strdup(sb.p);
-		if (!p->roots[p->nroots])
+		p->roots[p->nroots] = strdup(anchor_path(a));
+		p->anchors[p->nroots] = a;
+		if (!p->roots[p->nroots]) {
+			anchor_free(a);
+			p->anchors[p->nroots] = NULL;
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
-		else
+		} else {
 			p->nroots++;
+		}
 	}
-	sb_free(&sb);
 	if (rc == SL_OK && p->nroots == 0)
 		rc = SL_FAIL(err, SL_E_IO, 0, "none of the roots can be accessed");
 	return rc;
@@ -91,7 +97,7 @@ int prep_walk(struct prep *p, int cross_fs, const struct excl *exclude, const ch
 	ftab_init(&p->ft);
 	t = sys_now();
 	for (i = 0; i < p->nroots; i++) {
-		rc = walk_root(&p->ft, p->roots[i], &wo, &p->ws, err);
+		rc = walk_root(&p->ft, p->anchors[i], &wo, &p->ws, err);
 		if (rc != SL_OK)
 			return rc;
 	}
@@ -117,9 +123,13 @@ void prep_free(struct prep *p)
 	size_t i;
 	ftab_free(&p->ft);
 	free(p->devs);
-	for (i = 0; i < p->nroots; i++)
+	for (i = 0; i < p->nroots; i++) {
 		free(p->roots[i]);
+		if (p->anchors)
+			anchor_free(p->anchors[i]);
+	}
 	free(p->roots);
+	free(p->anchors);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -151,22 +161,23 @@ int prep_abs_name(const char *path, struct strbuf *out)
 	const char *a = strrchr(path, '/'), *b = strrchr(path, '\\');
 	const char *sep = a > b ? a : b;
 	struct strbuf dir = STRBUF_INIT;
-	int e;
+	struct sl_err e;
+	int rc;
 
 	if (!sep)
 		sb_adds(&dir, ".");
 	else
 		sb_add(&dir, path, (size_t)(sep - path) + (sep == path));
-	e = dir.oom ? ENOMEM : sys_abs_path(dir.p, out);
-	if (e == 0) {
+	rc = dir.oom ? SL_E_NOMEM : walk_canonical(dir.p, out, &e);
+	if (rc == SL_OK) {
 		if (out->len && out->p[out->len - 1] != '/')
 			sb_addc(out, '/');
 		sb_adds(out, sep ? sep + 1 : path);
 		if (out->oom)
-			e = ENOMEM;
+			rc = SL_E_NOMEM;
 	}
 	sb_free(&dir);
-	return e;
+	return rc == SL_OK ? 0 : rc == SL_E_NOMEM ? ENOMEM : e.sys ? e.sys : EACCES;
 }
 
 static int cmp_str(const void *a, const void *b)
@@ -180,7 +191,7 @@ int prep_files_from(const char *file, const char *dbpath, struct prep *p,
 	struct walk_skip skip[NSKIP];
 	struct strbuf in = STRBUF_INIT, abs = STRBUF_INIT;
 	char **list = NULL, *q, *end, sep, buf[65536];
-	size_t n = 0, cap = 0, cap_roots = 0, i, got, nskip;
+	size_t n = 0, cap = 0, cap_roots = 0, cap_anchors = 0, i, got, nskip;
 	uint32_t dir = FT_NONE;
 	double t = sys_now();
 	FILE *f = strcmp(file, "-") == 0 ? stdin : sys_fopen(file, "rb");
@@ -226,39 +237,62 @@ int prep_files_from(const char *file, const char *dbpath, struct prep *p,
 	for (i = 0; rc == SL_OK && i < n; i++) {
 		char *slash = strrchr(list[i], '/');
 		size_t dlen = (size_t)(slash - list[i]) + (slash == list[i]);
-		uint64_t dev = 0, ino = 0;
+		const struct anchor *at;
+		struct ext_result er;
+		struct sl_err fe;
+		uint64_t dev, ino = 0;
 		uint16_t devidx;
 		size_t k;
 		int skipped = 0;
 
 		if (i > 0 && strcmp(list[i], list[i - 1]) == 0)
 			continue;
-		if (sys_file_id(list[i], &dev, &ino) == 0)
-			for (k = 0; k < nskip; k++)
-				skipped |= skip[k].dev == dev && skip[k].ino == ino;
-		if (skipped) {
-			p->ws.excluded++;
-			continue;
-		}
 		if (dir == FT_NONE || strlen(p->roots[p->nroots - 1]) != dlen ||
 		    strncmp(p->roots[p->nroots - 1], list[i], dlen) != 0) {
 			if (sl_grow(&p->roots, &cap_roots, p->nroots + 2, sizeof(*p->roots)) != 0 ||
+			    sl_grow(&p->anchors, &cap_anchors, p->nroots + 2, sizeof(*p->anchors)) != 0 ||
 			    !(p->roots[p->nroots] = malloc(dlen + 1))) {
 				rc = SL_FAIL(err, SL_E_NOMEM, 0, "--files-from: out of memory");
 				break;
 			}
 			memcpy(p->roots[p->nroots], list[i], dlen);
 			p->roots[p->nroots][dlen] = '\0';
+			p->anchors[p->nroots] = NULL;
 			p->nroots++;
 			rc = ftab_add_dir(&p->ft, FT_NONE, list[i], dlen, &dir, err);
 			if (rc != SL_OK)
 				break;
 			p->ws.dirs++;
+			/* the folder is resolved once, now; its files are opened
+			 * relative to it from here on (anchor.h) */
+			rc = ftab_anchor_root(&p->ft, dir, 0, &fe);
+			if (rc == SL_E_NOMEM) {
+				*err = fe;
+				break;
+			}
+			if (rc != SL_OK)
+				prep_note(p, "%s; the files listed in it are skipped", fe.msg);
+			else
+				p->anchors[p->nroots - 1] =
+					anchor_ref((struct anchor *)ftab_at_dir(&p->ft, dir));
+			rc = SL_OK;
 		}
+		at = ftab_at_dir(&p->ft, dir);
+		if (!at)
+			continue;
 		/* a file that is not there (or not a file) is recorded as such by
 		 * the stat pass; its device is then the one of its folder */
-		if (!dev && sys_file_id(p->roots[p->nroots - 1], &dev, &ino) != 0)
-			dev = 0;
+		dev = anchor_dev(at);
+		if (ext_stat(at, slash + 1, &er, &fe) == SL_OK) {
+			dev = er.dev;
+			ino = er.ino;
+			for (k = 0; k < nskip; k++)
+				skipped |= skip[k].dev == dev && skip[k].ino == ino;
+		}
+		if (skipped) {
+			p->ws.excluded++;
+			continue;
+		}
 		rc = ftab_dev(&p->ft, dev, &devidx, err);
 		if (rc == SL_OK)
 			rc = ftab_add_file(&p->ft, dir, slash + 1, strlen(slash + 1), ino, devidx, NULL,

@@ -30,18 +30,22 @@ struct prep {
 	struct locate_stats ls;
 	double walk_s, locate_s;
 	char **roots;           /* canonical */
+	struct anchor **anchors; /* each root held open since prep_roots (a
+				    --files-from folder's may be NULL) */
 	size_t nroots;
 	void (*note)(void *ctx, const char *msg);
 	void *note_ctx;
 };
 
-/* Canonicalise the roots into p->roots.  One that cannot be accessed is
- * SL_E_USAGE with its reason, unless skip_missing: then it is noted as
- * skipped, and only having no root left is an error (SL_E_IO).  SL_E_NOMEM. */
-int prep_roots(struct prep *p, char *const *paths, size_t n, int skip_missing,
+/* Resolve the roots once and hold them open (anchor.h) in p->anchors,
+ * their canonical paths in p->roots; cross_fs: opens below them may cross
+ * mount points.  One that cannot be accessed is SL_E_USAGE with its
+ * reason, unless skip_missing: then it is noted as skipped, and only
+ * having no root left is an error (SL_E_IO).  SL_E_NOMEM. */
+int prep_roots(struct prep *p, char *const *paths, size_t n, int skip_missing, int cross_fs,
 	       struct sl_err *err);
 
-/* Walk every root, leaving out the files of the index at dbpath (may be
+/* Walk every root (p->anchors), leaving out the files of the index at dbpath (may be
  * NULL) and what matches exclude (may be NULL); timed in p->walk_s.
  * Returns SL_OK or a fatal error. */
 int prep_walk(struct prep *p, int cross_fs, const struct excl *exclude, const char *dbpath,
@@ -74,9 +78,10 @@ int prep_plan(struct prep *p, int order, uint64_t seed, size_t mem_budget,
 /* A plan group's file systems, e.g. "ext4 on /mnt/photos". */
 void prep_group_fs(const struct prep *p, const struct plan *pl, size_t g, char *buf, size_t cap);
 
-/* Absolute form of path, resolving its folder but not its last component
- * (which may not exist yet, or be a link that must not be followed).
- * Returns 0 or an errno value. */
+/* Absolute form of path, resolving its folder as a root is (walk_canonical:
+ * as root, only links root owns) but not its last component (which may not
+ * exist yet, or be a link that must not be followed).  Returns 0 or an
+ * errno value. */
 int prep_abs_name(const char *path, struct strbuf *out);
 
 /* Seed for --order random when none was given. */

@@ -7,7 +7,10 @@
 #include <string.h>
 
 #include "app/scanjn.h"
+#include "common/confine.h"
 #include "common/sys.h"
+#include "scanner/device.h"
+#include "scanner/extents.h"
 
 static int excludes(const struct scan_args *a, struct scan_settings *s, struct sl_err *err)
 {
@@ -27,10 +30,12 @@ static int excludes(const struct scan_args *a, struct scan_settings *s, struct s
  * skipped, not an error (a drive not plugged in). */
 static int roots(const struct scan_args *a, struct scan_settings *s, struct sl_err *err)
 {
+	int cross = a->cross_fs >= 0 ? a->cross_fs : s->cfg.cross_fs > 0;
+
 	if (a->files_from)
 		return SL_OK;
 	if (a->nroots > 0)
-		return prep_roots(&s->p, a->roots, a->nroots, 0, err);
+		return prep_roots(&s->p, a->roots, a->nroots, 0, cross, err);
 	if (s->cfg.nroots == 0) {
 		if (s->cfg.read.len)
 			return SL_FAIL(err, SL_E_USAGE, 0, "no ROOT given, and none in %s",
@@ -38,7 +43,7 @@ static int roots(const struct scan_args *a, struct scan_settings *s, struct sl_e
 		return SL_FAIL(err, SL_E_USAGE, 0,
 			       "no ROOT given, and no configuration file names one");
 	}
-	return prep_roots(&s->p, s->cfg.roots, s->cfg.nroots, 1, err);
+	return prep_roots(&s->p, s->cfg.roots, s->cfg.nroots, 1, cross, err);
 }
 
 int scan_configure(const struct scan_args *a, struct scan_settings *s, struct sl_err *err)
@@ -83,25 +88,106 @@ void scan_settings_free(struct scan_settings *s)
 	sb_free(&s->dbpath);
 }
 
-/* The service's scans run confined (sys_sandbox): the roots read-only, the
- * index's folder read-write, nothing else.  Not having a sandbox is said,
- * not fatal. */
-static void confine(const struct prep *p, const char *dbpath, char *how, size_t cap)
+/* The index's folder, into dir. */
+static int index_dir(const char *dbpath, struct strbuf *dir)
 {
-	struct strbuf dir = STRBUF_INIT;
-	const char *a, *b, *slash;
+	const char *a = strrchr(dbpath, '/'), *b = strrchr(dbpath, '\\');
+	const char *slash = a > b ? a : b;
 
-	a = strrchr(dbpath, '/');
-	b = strrchr(dbpath, '\\');
-	slash = a > b ? a : b;
 	if (slash)
-		sb_add(&dir, dbpath, (size_t)(slash - dbpath) + (slash == dbpath));
+		sb_add(dir, dbpath, (size_t)(slash - dbpath) + (slash == dbpath));
 	else
-		sb_adds(&dir, ".");
-	if (!dir.oom && sys_mkdir_parents(dbpath) == 0)
-		sys_sandbox((const char *const *)p->roots, p->nroots, dir.p, how, cap);
-	else
+		sb_adds(dir, ".");
+	return dir->oom ? -1 : 0;
+}
+
+/* Every scan runs confined (confine.h), from before it opens the index:
+ * the roots read-only (and, where a root is on a mergerfs pool, the pool's
+ * branches, where its files are read), the device nodes the roots' file
+ * systems were mounted from (their superblocks tell their ids), the
+ * index's folder read-write, what the walk and the locate pass read.  Not
+ * having a sandbox is said, not fatal. */
+static void confine_scan(const struct prep *p, const char *dbpath, char *how, size_t cap)
+{
+	struct strbuf dir = STRBUF_INIT, nodes = STRBUF_INIT;
+	struct anchor **held = calloc(p->nroots * (EXT_POOL_MAX_BRANCHES + 1) + 1, sizeof(*held));
+	const char **files = NULL;
+	struct confine c = {NULL, 0, NULL, NULL, 0};
+	size_t i, k, at = 0;
+
+	for (i = 0; held && i < p->nroots; i++) {
+		struct ext_pool *pool = NULL;
+		struct sl_err e;
+		if (!p->anchors[i])
+			continue;
+		held[c.nroots++] = p->anchors[i];
+		if (ext_pool_open(anchor_dev(p->anchors[i]), &pool, &e) == SL_OK && pool) {
+			for (k = 0; ext_pool_branch_at(pool, k); k++)
+				held[c.nroots++] = anchor_ref(ext_pool_branch_at(pool, k));
+			ext_pool_free(pool);
+		}
+		dev_sources_under(anchor_dir_path(p->anchors[i]), &nodes);
+	}
+	for (at = 0, k = 0; !nodes.oom && at < nodes.len; k++)
+		at += strlen(nodes.p + at) + 1;
+	files = calloc(k + 1, sizeof(*files));
+	for (at = 0; files && !nodes.oom && at < nodes.len;) {
+		files[c.nread_files++] = nodes.p + at;
+		at += strlen(nodes.p + at) + 1;
+	}
+	c.roots = held;
+	c.read_files = files;
+	if (held && files && index_dir(dbpath, &dir) == 0 && sys_mkdir_parents(dbpath) == 0) {
+		c.write_dir = dir.p;
+		confine(CONFINE_SCAN, &c, how, cap);
+	} else {
 		snprintf(how, cap, "no sandbox: the index's folder cannot be created");
+	}
+	/* the roots' own references are prep's; the branches' were taken here */
+	for (i = 0; held && i < c.nroots; i++) {
+		for (k = 0; k < p->nroots && held[i] != p->anchors[k]; k++)
+			;
+		if (k == p->nroots)
+			anchor_free(held[i]);
+	}
+	free(held);
+	free(files);
+	sb_free(&nodes);
+	sb_free(&dir);
+}
+
+/* Before the first file is read and parsed: narrowed to what the file
+ * table holds open (the roots, a pool's branches), the index's folder and,
+ * for the background mode, the disks' I/O counters; as root, no capability
+ * but reading's; the system-call filter. */
+static void confine_read(const struct scan_settings *s, const struct plan *pl, char *how,
+			 size_t cap)
+{
+	struct strbuf dir = STRBUF_INIT, files = STRBUF_INIT;
+	const char **read_files = NULL;
+	struct confine c = {s->p.ft.anchors, s->p.ft.nanchors, NULL, NULL, 0};
+	size_t g, n = 0, at = 0;
+
+	px_prepare(); /* what the decoders would load late, loaded now */
+	if (s->background)
+		read_files = calloc(pl->ngroups + 1, sizeof(*read_files));
+	for (g = 0; read_files && g < pl->ngroups; g++)
+		if (strncmp(pl->groups[g].name, "fs ", 3) != 0)
+			sb_addf(&files, "/sys/block/%s/stat%c", pl->groups[g].name, '\0');
+	for (g = 0; read_files && !files.oom && at < files.len; g++) {
+		read_files[n++] = files.p + at;
+		at += strlen(files.p + at) + 1;
+	}
+	c.read_files = read_files;
+	c.nread_files = n;
+	if (index_dir(s->dbpath.p, &dir) == 0) {
+		c.write_dir = dir.p;
+		confine(CONFINE_READ, &c, how, cap);
+	} else {
+		snprintf(how, cap, "no sandbox: out of memory");
+	}
+	free(read_files);
+	sb_free(&files);
 	sb_free(&dir);
 }
 
@@ -219,6 +305,8 @@ static int read_all(struct scan *sc)
 		rc = db_relink_candidates(sc->db, &r->diff, s->p.roots, s->p.nroots, &r->err);
 	if (rc != SL_OK)
 		return rc;
+	if (!a->unconfined)
+		confine_read(s, &r->pl, r->sandbox_read_how, sizeof(r->sandbox_read_how));
 	s->po.cancel = a->cancel;
 	s->po.on_slow = a->on_slow;
 	s->po.on_slow_ctx = a->ctx;
@@ -354,8 +442,8 @@ int scan_run(const struct scan_args *a, struct scan_result *r)
 		sys_background(r->background_how, sizeof(r->background_how));
 		r->set.po.background = 1;
 	}
-	if (r->set.scheduled)
-		confine(&r->set.p, r->set.dbpath.p, r->sandbox_how, sizeof(r->sandbox_how));
+	if (!a->unconfined)
+		confine_scan(&r->set.p, r->set.dbpath.p, r->sandbox_how, sizeof(r->sandbox_how));
 	rc = open_index(&sc);
 	if (rc != SL_OK)
 		goto out;

@@ -43,7 +43,11 @@ struct scan_args {
 	int phash;                /* -1: configuration, else on */
 	int trust_mtime;          /* -1: configuration */
 	int background;           /* -1: configuration's for scheduled runs, else off */
-	int scheduled;            /* as the service runs it: recorded so, confined */
+	int scheduled;            /* as the service runs it: recorded so */
+	int unconfined;           /* leave the process as it is: scan_run confines
+				     its caller for good (confine.h), so a test
+				     running several scans in one process asks
+				     for none */
 	int full;                 /* read every file again */
 	int keep_cache;
 	int no_db;                /* scan_configure only: no index path wanted (plan) */
@@ -91,7 +95,8 @@ struct scan_result {
 	double wall_s;
 	const char *status;       /* "ok", "errors", "interrupted", "failed" */
 	char background_how[200]; /* with set.background */
-	char sandbox_how[400];    /* scheduled runs: how they were confined */
+	char sandbox_how[400];    /* how the scan was confined (confine.h) */
+	char sandbox_read_how[400]; /* and, before reading, narrowed */
 	struct strbuf journal;    /* one line per volume's change journal, or "" */
 	uint64_t nerrors;         /* records stored with a per-file error */
 	char *shown[SCAN_SHOWN_ERRORS]; /* the first "path: error" lines */
@@ -99,7 +104,10 @@ struct scan_result {
 	struct sl_err err;        /* when scan_run did not return SL_OK */
 };
 
-/* Run a scan.  Zeroes r first; scan_result_free it afterwards (but not when
+/* Run a scan, confining the calling process for good on the way (unless
+ * a->unconfined): before the index is opened, and again before the first
+ * file is read (confine.h; r->sandbox_how, sandbox_read_how say how).
+ * Zeroes r first; scan_result_free it afterwards (but not when
  * r->abandoned: a reader still uses its plan and file table, so the caller
  * should end the process).  Returns SL_OK when every file was read and
  * stored (r->st.errors counts files stored with their error), SL_E_USAGE

@@ -168,10 +168,13 @@ int sj_decide(struct scanjn *j, struct db *db, struct prep *p, const char *dbpat
 	j->listed = any_list && !any_walk;
 	/* take the quiet volumes' roots out */
 	for (i = 0, kept = 0; i < p->nroots; i++) {
-		if (on[i] >= 0 && j->vols[on[i]].verdict == SJ_SKIP)
+		if (on[i] >= 0 && j->vols[on[i]].verdict == SJ_SKIP) {
 			free(p->roots[i]);
-		else
+			anchor_free(p->anchors[i]);
+		} else {
+			p->anchors[kept] = p->anchors[i];
 			p->roots[kept++] = p->roots[i];
+		}
 	}
 	p->nroots = kept;
 	free(on);
@@ -244,9 +247,12 @@ static int take(const char *path, uint64_t id, void *ctxp)
 		if (sys_file_id(p->roots[i], &dev, &ino) != 0)
 			return 0;
 		c->rc = ftab_dev(&p->ft, dev, &devidx, c->err);
-		if (c->rc == SL_OK && c->root_dir[i] == FT_NONE)
+		if (c->rc == SL_OK && c->root_dir[i] == FT_NONE) {
 			c->rc = ftab_add_dir(&p->ft, FT_NONE, p->roots[i], strlen(p->roots[i]),
 					     &c->root_dir[i], c->err);
+			if (c->rc == SL_OK)
+				c->rc = ftab_anchor_root(&p->ft, c->root_dir[i], 0, c->err);
+		}
 		if (c->rc == SL_OK)
 			c->rc = ftab_add_path(&p->ft, c->root_dir[i], rel, id, devidx, NULL, c->err);
 		if (c->rc != SL_OK)

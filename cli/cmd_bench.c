@@ -157,21 +157,31 @@ static double median(double *v, int n)
 /* Drop every file's pages, then (when allowed) the kernel's caches. */
 static int make_cold(const struct ftab *ft, const char *cold_cmd, int *dropped)
 {
-	struct strbuf path = STRBUF_INIT;
+	struct strbuf rel = STRBUF_INIT;
 	struct sl_err e;
 	size_t i;
 
 	for (i = 0; i < ft->nfiles; i++) {
+		const struct anchor *a;
 		if (ft->files[i].flags & FT_FAILED)
 			continue;
-		sb_reset(&path);
-		if (ftab_path(ft, (uint32_t)i, &path) == 0)
-			rd_evict(path.p, &e);
+		sb_reset(&rel);
+		a = ftab_read_at(ft, (uint32_t)i, &rel);
+		if (a)
+			rd_evict(a, rel.p, &e);
 	}
-	sb_free(&path);
+	sb_free(&rel);
 	*dropped = sys_drop_caches() == 0;
-	if (cold_cmd && sys_run(cold_cmd) != 0) {
+	if (!cold_cmd)
+		return 0;
+	/* the roots are held open (anchor.h): a remount needs them free */
+	locate_release((struct ftab *)ft);
+	if (sys_run(cold_cmd) != 0) {
 		fprintf(stderr, "seekless bench: --cold-cmd failed: %s\n", cold_cmd);
+		return -1;
+	}
+	if (locate_retake((struct ftab *)ft, &e) != SL_OK) {
+		fprintf(stderr, "seekless bench: after --cold-cmd: %s\n", e.msg);
 		return -1;
 	}
 	return 0;
@@ -339,6 +349,7 @@ static int one_run(struct bench *B, int r, int oi, int order, struct sl_err *e)
 	if (make_cold(&B->base.ft, B->cold_cmd, &B->dropped) != 0)
 		return SL_FAIL(e, SL_E_RESOURCE, 0, "the cold command failed");
 	p.roots = B->base.roots; /* borrowed */
+	p.anchors = B->base.anchors;
 	p.nroots = B->base.nroots;
 	t = sys_now();
 	rc = prep_walk_locate(&p, B->cross_fs, NULL, B->dbpath, B->cancel, e);
@@ -422,6 +433,7 @@ static int one_run(struct bench *B, int r, int oi, int order, struct sl_err *e)
 	px_stats_free(&st);
 	plan_free(&pl);
 	p.roots = NULL; /* borrowed */
+	p.anchors = NULL;
 	p.nroots = 0;
 	prep_free(&p);
 	return rc;
@@ -490,7 +502,7 @@ int cmd_bench(int argc, char **argv)
 		cli_usage_error("bench", "no ROOT given");
 		return EXIT_USAGE;
 	}
-	rc = prep_roots(&B.base, argv + optind, (size_t)(argc - optind), 0, &e);
+	rc = prep_roots(&B.base, argv + optind, (size_t)(argc - optind), 0, cross_fs, &e);
 	if (rc != SL_OK) {
 		if (rc == SL_E_USAGE)
 			cli_usage_error("bench", "%s", e.msg);

@@ -121,7 +121,7 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 			       uint64_t marked, uint64_t relinked, uint64_t ctime_changed,
 			       int marked_skipped, double wall,
 			       const char *status, const char *background, int full,
-			       const char *journal, const char *sandbox)
+			       const char *journal, const char *sandbox, const char *sandbox_read)
 {
 	struct strbuf o = STRBUF_INIT;
 	double y = 0;
@@ -153,7 +153,14 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 	json_str(&o, "background", background);
 	sb_addf(&o, ",\"yield_s\":%.3f", y);
 	json_str(&o, "journal", journal && journal[0] ? journal : NULL);
-	json_str(&o, "sandbox", sandbox && sandbox[0] ? sandbox : NULL);
+	/* what the scan gave up: before the walk, and before reading */
+	sb_adds(&o, ",\"sandbox\":{\"scan\":");
+	if (sandbox && sandbox[0])
+		sb_add_json(&o, sandbox, strlen(sandbox));
+	else
+		sb_adds(&o, "null");
+	json_str(&o, "read", sandbox_read && sandbox_read[0] ? sandbox_read : NULL);
+	sb_addc(&o, '}');
 	sb_adds(&o, ",\"devices\":[");
 	for (g = 0; g < pl->ngroups; g++) {
 		const struct plan_group *gr = &pl->groups[g];
@@ -409,7 +416,7 @@ int cmd_scan(int argc, char **argv)
 		print_json_summary(&r.set.p, &r.pl, &r.st, &r, &r.diff, r.set.dbpath.p, r.scan_id,
 				   r.marked, r.relinked, r.ctime_changed, r.marked_skipped, r.wall_s,
 				   r.status, r.set.background ? r.background_how : NULL, r.set.full,
-				   r.journal.p, r.sandbox_how);
+				   r.journal.p, r.sandbox_how, r.sandbox_read_how);
 	else if (!u.quiet)
 		print_summary(&r.set.p, &r.pl, &r.st, &r, &r.diff, r.set.dbpath.p, r.scan_id, r.marked,
 			      r.relinked, r.ctime_changed, r.marked_skipped, r.wall_s, r.status,
@@ -418,6 +425,8 @@ int cmd_scan(int argc, char **argv)
 		fputs(r.journal.p, stdout);
 	if (!json && !u.quiet && r.sandbox_how[0])
 		printf("  sandbox     %s\n", r.sandbox_how);
+	if (!json && !u.quiet && r.sandbox_read_how[0])
+		printf("              before reading: %s\n", r.sandbox_read_how);
 	if (u.quiet)
 		for (i = 0; i < r.nerrors && i < MAX_SHOWN_ERRORS; i++)
 			if (r.shown[i])

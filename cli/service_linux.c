@@ -14,6 +14,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "common/anchor_linux.h"
 #include "common/sys.h"
 
 #define UNIT "seekless"
@@ -205,11 +206,40 @@ int svc_units(const struct svc_opts *o, struct strbuf *service, struct strbuf *t
 		}
 		sb_adds(service,
 			"PrivateTmp=yes\n"
+			"# What a scan needs, and no more (docs/security.md): read every\n"
+			"# file (DAC_READ_SEARCH), leave access times alone (FOWNER:\n"
+			"# O_NOATIME), place files on NTFS (SYS_RAWIO: FIBMAP).  Before\n"
+			"# reading the scan keeps only the first two, and filters its\n"
+			"# own system calls further.\n"
+			"CapabilityBoundingSet=CAP_DAC_READ_SEARCH CAP_FOWNER CAP_SYS_RAWIO\n"
 			"NoNewPrivileges=yes\n"
+			"PrivateNetwork=yes\n"
+			"IPAddressDeny=any\n"
+			"RestrictAddressFamilies=none\n"
+			"DevicePolicy=closed\n"
+			"ProtectKernelTunables=yes\n"
 			"ProtectKernelModules=yes\n"
+			"ProtectKernelLogs=yes\n"
 			"ProtectControlGroups=yes\n"
+			"ProtectClock=yes\n"
+			"ProtectHostname=yes\n"
+			"ProtectProc=invisible\n"
+			"ProcSubset=pid\n"
+			"RestrictNamespaces=yes\n"
 			"RestrictRealtime=yes\n"
-			"LockPersonality=yes\n");
+			"RestrictSUIDSGID=yes\n"
+			"LockPersonality=yes\n"
+			"MemoryDenyWriteExecute=yes\n"
+			"KeyringMode=private\n"
+			"UMask=0077\n"
+			"SystemCallArchitectures=native\n"
+			"PrivateMounts=yes\n"
+			"SystemCallFilter=@system-service\n"
+			"SystemCallFilter=~@privileged @mount @swap @reboot @module @obsolete\n"
+			"SystemCallFilter=~@cpu-emulation @debug\n"
+			"# the scan drops its own capabilities\n"
+			"SystemCallFilter=capset capget\n"
+			"SystemCallErrorNumber=EPERM\n");
 	}
 	sb_addf(timer,
 		"# Written by `seekless service install`; `seekless service uninstall` removes it.\n"
@@ -304,31 +334,80 @@ static const char *scope(const struct svc_opts *o)
 	return o->user ? "systemctl --user" : "systemctl";
 }
 
+/* Give name in folder dfd to pw, through a descriptor of what is really
+ * there: a link is never followed and a file with other names never given
+ * (the account owned the folder before, and may have put either there to
+ * be handed a file of root's).  0, or an errno value (ELOOP, EMLINK,
+ * EINVAL: not a regular file). */
+static int give_one(int dfd, const char *name, const struct passwd *pw)
+{
+	struct stat st;
+	int fd = openat(dfd, name, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC), e = 0;
+
+	if (fd < 0)
+		return errno == ENOENT ? 0 : errno;
+	if (fstat(fd, &st) != 0)
+		e = errno;
+	else if (!S_ISREG(st.st_mode))
+		e = EINVAL;
+	else if (st.st_nlink > 1)
+		e = EMLINK;
+	else if (fchown(fd, pw->pw_uid, pw->pw_gid) != 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
 /* The account the system service runs as owns the index's folder and what
  * is in it, so the scans can write there without root. */
 static int give_index(const struct svc_opts *o, struct passwd *pw, struct strbuf *report,
 		      struct sl_err *err)
 {
 	static const char *const suffixes[] = {"", "-wal", "-shm", ".lock"};
-	struct strbuf p = STRBUF_INIT;
+	struct strbuf p = STRBUF_INIT, name = STRBUF_INIT;
 	const char *slash = o->db ? strrchr(o->db, '/') : NULL;
+	struct anchor *a = NULL;
+	struct stat st;
 	size_t i;
-	int rc = SL_OK;
+	int dfd = -1, rc, e = 0;
 
 	if (!slash || slash == o->db)
 		return SL_OK;
 	sb_add(&p, o->db, (size_t)(slash - o->db));
-	if (!p.oom && chown(p.p, pw->pw_uid, pw->pw_gid) != 0 && errno != ENOENT)
+	if (p.oom)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	/* the folder resolved once (as root: only links root owns), then
+	 * everything in it by descriptor */
+	rc = anchor_open(p.p, 0, &a, err);
+	if (rc == SL_E_IO && err->sys == ENOENT)
+		rc = SL_OK, a = NULL; /* nothing there yet: the first scan makes it */
+	if (rc != SL_OK || !a)
+		goto out;
+	dfd = openat(anchor_fd(a), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (dfd < 0 || fstat(dfd, &st) != 0 || fchown(dfd, pw->pw_uid, pw->pw_gid) != 0) {
 		rc = SL_FAIL(err, SL_E_IO, errno, "give %s to %s", p.p, pw->pw_name);
-	for (i = 0; rc == SL_OK && i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
-		sb_reset(&p);
-		sb_addf(&p, "%s%s", o->db, suffixes[i]);
-		if (!p.oom && chown(p.p, pw->pw_uid, pw->pw_gid) != 0 && errno != ENOENT)
-			rc = SL_FAIL(err, SL_E_IO, errno, "give %s to %s", p.p, pw->pw_name);
+		goto out;
 	}
+	for (i = 0; !e && i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		sb_reset(&name);
+		sb_addf(&name, "%s%s", slash + 1, suffixes[i]);
+		e = name.oom ? ENOMEM : give_one(dfd, name.p, pw);
+	}
+	if (e == ELOOP || e == EMLINK || e == EINVAL)
+		rc = SL_FAIL(err, SL_E_IO, 0, "give %s/%s to %s: it is %s; left as it is (remove it "
+			     "and install again)", p.p, name.p, pw->pw_name,
+			     e == ELOOP ? "a symbolic link" : e == EMLINK ? "a file with other names "
+			     "(hard links)" : "not a regular file");
+	else if (e)
+		rc = SL_FAIL(err, SL_E_IO, e, "give %s/%s to %s", p.p, name.p, pw->pw_name);
 	if (rc == SL_OK)
 		sb_addf(report, "the index's folder now belongs to %s\n", pw->pw_name);
+out:
+	if (dfd >= 0)
+		close(dfd);
+	anchor_free(a);
 	sb_free(&p);
+	sb_free(&name);
 	return rc;
 }
 

@@ -41,9 +41,16 @@ int sys_mkdir_parents(const char *path);
  * Returns 0 or an errno value. */
 int sys_file_id(const char *path, uint64_t *dev, uint64_t *ino);
 
-/* Create path as an empty file readable only by its owner (0600), unless it
- * exists.  Returns 0 or an errno value. */
-int sys_create_private(const char *path);
+/* The index's own files, checked before seekless writes to them (and, with
+ * create, made: empty, readable by their owner only).  An existing one
+ * must be a regular file (ELOOP: a symbolic link; EINVAL: something
+ * else) with no other name (EMLINK: a hard link is a way to make root
+ * write into someone else's file); a root process writes only files that
+ * root or the owner of their folder owns (EPERM: planted by someone else);
+ * group and others lose what access they had (POSIX: the mode becomes
+ * 0600).  Without create, a missing file is fine.  Returns 0 or an errno
+ * value. */
+int sys_create_private(const char *path, int create);
 
 /* The default index location: $XDG_DATA_HOME/seekless/index.db, else
  * ~/.local/share/seekless/index.db (Windows: under %LOCALAPPDATA%).
@@ -99,18 +106,6 @@ int sys_is_admin(void);
  * with why) to how.  Returns 0 when everything asked for took effect, else
  * the first errno value. */
 int sys_background(char *how, size_t cap);
-
-/* Confine this process for the rest of its life: read (not write) below
- * each of read_only[0..n) and the system's own files (libraries,
- * configuration, /proc, /sys, /dev), read and write below write_dir, and
- * nothing else (Linux: Landlock; what the kernel's Landlock ABI cannot
- * restrict stays allowed).  For the service's scans: a parser bug meeting
- * a hostile file then cannot write anything but the index (SQLite's
- * temporary files are sent to write_dir too).  how gets what
- * took effect, or why nothing did.  Returns 0, or an errno value (ENOSYS:
- * no such mechanism here or in this kernel). */
-int sys_sandbox(const char *const *read_only, size_t n, const char *write_dir, char *how,
-		size_t cap);
 
 /* Bytes this process made the kernel transfer to or from storage (reads
  * that missed the page cache, including read-ahead it triggered; writes

@@ -5,7 +5,6 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <string.h>
-#include <linux/landlock.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -196,13 +195,46 @@ void sys_raise_fd_limit(void)
 	}
 }
 
-int sys_create_private(const char *path)
+/* The owner of path's folder, or -1. */
+static long folder_owner(const char *path)
 {
-	int fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	const char *slash = strrchr(path, '/');
+	char dir[PATH_MAX];
+	struct stat st;
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (!slash)
+		return stat(".", &st) == 0 ? (long)st.st_uid : -1;
+	if (n >= sizeof(dir))
+		return -1;
+	memcpy(dir, path, n ? n : 1);
+	dir[n ? n : 1] = '\0';
+	return stat(dir, &st) == 0 ? (long)st.st_uid : -1;
+}
+
+int sys_create_private(const char *path, int create)
+{
+	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC |
+				    (create ? O_CREAT : 0), 0600);
+	uid_t me = geteuid();
+	struct stat st;
+	int e = 0;
+
 	if (fd < 0)
-		return errno;
+		return !create && errno == ENOENT ? 0 : errno;
+	if (fstat(fd, &st) != 0)
+		e = errno;
+	else if (!S_ISREG(st.st_mode))
+		e = EINVAL;
+	else if (st.st_nlink > 1)
+		e = EMLINK; /* a name for someone else's file */
+	else if (me == 0 && st.st_uid != 0 && (long)st.st_uid != folder_owner(path))
+		e = EPERM; /* planted: not the folder owner's */
+	else if ((st.st_mode & 077) && (st.st_uid == me || me == 0) &&
+		 fchmod(fd, st.st_mode & 07700) != 0)
+		e = errno;
 	close(fd);
-	return 0;
+	return e;
 }
 
 int sys_default_db_path(struct strbuf *out)
@@ -329,7 +361,10 @@ int sys_lock(const char *path, void **handle, long *holder)
 
 	*handle = NULL;
 	*holder = 0;
-	fd = open(path, O_RDWR | O_CREAT | O_CLOEXEC | O_NOFOLLOW, 0600);
+	e = sys_create_private(path, 1);
+	if (e)
+		return e;
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK, 0600);
 	if (fd < 0)
 		return errno;
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
@@ -495,87 +530,6 @@ void sys_utf8_args(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
-}
-
-/* Every file-system right Landlock knows, by ABI version: 1 has bits 0-12,
- * 2 adds REFER, 3 TRUNCATE, 5 IOCTL_DEV. */
-static uint64_t ll_handled(long abi)
-{
-	uint64_t all = (1ULL << 13) - 1;
-	if (abi >= 2)
-		all |= 1ULL << 13;
-	if (abi >= 3)
-		all |= 1ULL << 14;
-	if (abi >= 5)
-		all |= 1ULL << 15;
-	return all;
-}
-
-static int ll_allow(int ruleset, const char *path, uint64_t access)
-{
-	struct landlock_path_beneath_attr pb;
-	int fd = open(path, O_PATH | O_CLOEXEC), e = 0;
-
-	if (fd < 0)
-		return errno == ENOENT ? 0 : errno; /* a system folder this machine lacks */
-	memset(&pb, 0, sizeof(pb));
-	pb.allowed_access = access;
-	pb.parent_fd = fd;
-	if (syscall(SYS_landlock_add_rule, ruleset, LANDLOCK_RULE_PATH_BENEATH, &pb, 0) != 0)
-		e = errno;
-	close(fd);
-	return e;
-}
-
-int sys_sandbox(const char *const *read_only, size_t n, const char *write_dir, char *how,
-		size_t cap)
-{
-	static const char *const system_ro[] = {"/usr", "/lib", "/lib64", "/etc", "/proc",
-						"/sys", "/dev"};
-	const uint64_t read = LANDLOCK_ACCESS_FS_READ_FILE | LANDLOCK_ACCESS_FS_READ_DIR;
-	struct landlock_ruleset_attr attr;
-	long abi = syscall(SYS_landlock_create_ruleset, NULL, 0, LANDLOCK_CREATE_RULESET_VERSION);
-	uint64_t all;
-	size_t i;
-	int rs, e = 0;
-
-	if (abi < 1) {
-		e = errno;
-		snprintf(how, cap, "no sandbox: Landlock unavailable (%s)",
-			 e == ENOSYS ? "kernel without Landlock"
-			 : e == EOPNOTSUPP ? "disabled at boot" : strerror(e));
-		return ENOSYS;
-	}
-	all = ll_handled(abi);
-	memset(&attr, 0, sizeof(attr));
-	attr.handled_access_fs = all;
-	rs = (int)syscall(SYS_landlock_create_ruleset, &attr, sizeof(attr), 0);
-	if (rs < 0) {
-		e = errno;
-		snprintf(how, cap, "no sandbox: Landlock ruleset refused (%s)", strerror(e));
-		return e;
-	}
-	for (i = 0; !e && i < sizeof(system_ro) / sizeof(system_ro[0]); i++)
-		e = ll_allow(rs, system_ro[i], read | LANDLOCK_ACCESS_FS_EXECUTE);
-	for (i = 0; !e && i < n; i++)
-		e = ll_allow(rs, read_only[i], read);
-	if (!e)
-		e = ll_allow(rs, write_dir, all);
-	/* SQLite's temporary files must go where writing is allowed */
-	if (!e && setenv("SQLITE_TMPDIR", write_dir, 1) != 0)
-		e = errno;
-	if (!e && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) != 0)
-		e = errno;
-	if (!e && syscall(SYS_landlock_restrict_self, rs, 0) != 0)
-		e = errno;
-	close(rs);
-	if (e) {
-		snprintf(how, cap, "no sandbox: Landlock rule failed (%s)", strerror(e));
-		return e;
-	}
-	snprintf(how, cap, "Landlock ABI %ld: read-only %zu root%s and system files, "
-		 "read-write %s only", abi, n, n == 1 ? "" : "s", write_dir);
-	return 0;
 }
 
 int sys_is_tty(FILE *f)

@@ -208,13 +208,16 @@ static wchar_t *private_sddl(void)
 	return out;
 }
 
-int sys_create_private(const char *path)
+int sys_create_private(const char *path, int create)
 {
 	SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, FALSE};
-	wchar_t *w = win_path(path), *sddl;
+	wchar_t *w, *sddl;
 	HANDLE h;
 	int rc = 0;
 
+	if (!create)
+		return 0; /* the DACL given at creation stands (docs/windows.md) */
+	w = win_path(path);
 	if (!w)
 		return errno;
 	sddl = private_sddl();
@@ -357,7 +360,7 @@ int sys_lock(const char *path, void **handle, long *holder)
 	*holder = 0;
 	if (!w)
 		return errno;
-	rc = sys_create_private(path);
+	rc = sys_create_private(path, 1);
 	if (rc) {
 		free(w);
 		return rc;
@@ -649,18 +652,6 @@ void sys_utf8_args(int *argc, char ***argv)
 	LocalFree(w);
 	*argc = n;
 	*argv = args;
-}
-
-int sys_sandbox(const char *const *read_only, size_t n, const char *write_dir, char *how,
-		size_t cap)
-{
-	(void)read_only;
-	(void)n;
-	(void)write_dir;
-	/* A restricted token or AppContainer would need the roots' ACLs to
-	 * grant it access; not done (docs/windows.md). */
-	snprintf(how, cap, "no sandbox on Windows");
-	return ENOSYS;
 }
 
 int sys_is_tty(FILE *f)

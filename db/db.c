@@ -51,6 +51,38 @@ void db_configure(void)
 	}
 }
 
+/* The index and its journal files, as sys_create_private checks (and with
+ * create makes) them, each refusal said for what it is. */
+static int private_files(const char *path, int create, struct sl_err *err)
+{
+	static const char *const suffixes[] = {"", "-wal", "-shm"};
+	struct strbuf p = STRBUF_INIT;
+	size_t i;
+	int e = 0;
+
+	for (i = 0; !e && i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+		sb_reset(&p);
+		sb_addf(&p, "%s%s", path, suffixes[i]);
+		e = p.oom ? ENOMEM : sys_create_private(p.p, create);
+	}
+	if (e == ELOOP)
+		SL_FAIL(err, SL_E_DB, 0, "database: '%s' is a symbolic link; not written", p.p);
+	else if (e == EMLINK)
+		SL_FAIL(err, SL_E_DB, 0,
+			"database: '%s' has other names (hard links); not written", p.p);
+	else if (e == EPERM)
+		SL_FAIL(err, SL_E_DB, 0,
+			"database: '%s' belongs neither to root nor to its folder's owner; "
+			"not written as root", p.p);
+	else if (e == EINVAL)
+		SL_FAIL(err, SL_E_DB, 0, "database: '%s' is not a regular file", p.p);
+	else if (e)
+		SL_FAIL(err, SL_E_DB, e, "database: cannot %s '%s'", create ? "create" : "open",
+			p.p);
+	sb_free(&p);
+	return e ? SL_E_DB : SL_OK;
+}
+
 int db_open(const char *path, int create, struct db **out, struct sl_err *err)
 {
 	struct db *db;
@@ -66,30 +98,22 @@ int db_open(const char *path, int create, struct db **out, struct sl_err *err)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "database: out of memory");
 	}
 	e = create ? sys_mkdir_parents(path) : 0;
-	if (e == 0 && create)
-		e = sys_create_private(path);
-	if (e == 0 && create) {
-		/* The journal files as well: POSIX SQLite would give them the
-		 * main file's mode anyway, but on Windows they would take the
-		 * folder's permissions.  Empty ones are valid. */
-		struct strbuf side = STRBUF_INIT;
-		sb_addf(&side, "%s-wal", path);
-		if (!side.oom)
-			e = sys_create_private(side.p);
-		sb_reset(&side);
-		sb_addf(&side, "%s-shm", path);
-		if (e == 0 && !side.oom)
-			e = sys_create_private(side.p);
-		sb_free(&side);
-	}
 	if (e != 0) {
-		rc = SL_FAIL(err, SL_E_DB, e, "database: cannot create '%s'", path);
+		rc = SL_FAIL(err, SL_E_DB, e, "database: cannot create the folder of '%s'", path);
 		goto fail;
 	}
+	/* Checked at every open, made when creating: the journal files as
+	 * well (POSIX SQLite would give them the main file's mode anyway,
+	 * but on Windows they would take the folder's permissions; empty
+	 * ones are valid), and none may be a way into another file. */
+	rc = private_files(path, create, err);
+	if (rc != SL_OK)
+		goto fail;
 	db_configure();
 	/* SQLite gives the -wal and -shm files the main file's mode (0600). */
-	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX, NULL) !=
-	    SQLITE_OK) {
+	if (sqlite3_open_v2(path, &db->h,
+			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+			    NULL) != SQLITE_OK) {
 		if (!create && (sqlite3_errcode(db->h) & 0xff) == SQLITE_CANTOPEN)
 			rc = SL_FAIL(err, SL_E_DB, 0, "no index at '%s' (run seekless scan first)", path);
 		else

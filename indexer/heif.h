@@ -20,6 +20,9 @@
 
 #define HEIF_MAX_PIXELS (4u * 1000u * 1000u)
 
+/* Load the decoder library's plugins now (pipeline.h, px_prepare). */
+void heif_prepare(void);
+
 /* The hash (phash.h) of the HEIF file in the n bytes at p; *src says from
  * what ("heif-thumbnail", "image").  Returns SL_OK; SL_E_UNSUPPORTED (no
  * decoder in this build, a codec libheif lacks, a picture too big);

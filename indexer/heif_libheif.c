@@ -20,6 +20,11 @@ static void init(void)
 	heif_init(NULL);
 }
 
+void heif_prepare(void)
+{
+	pthread_once(&init_once, init);
+}
+
 static int fail(struct heif_error e, struct sl_err *err, const char *what)
 {
 	int code = SL_E_CORRUPT;

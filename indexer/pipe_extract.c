@@ -55,8 +55,6 @@ static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
 			r->err_code = job->meta_rc;
 			snprintf(r->error, sizeof(r->error), "%s", job->meta_err);
 		}
-		if (job->early_warn[0])
-			x_warn(&r->meta, "%s", job->early_warn);
 		if (tail->warn[0])
 			x_warn(&r->meta, "%s", tail->warn);
 	}

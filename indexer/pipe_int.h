@@ -35,7 +35,6 @@ struct job {
 	uint64_t phash;
 	const char *phash_src;
 	uint64_t got;
-	char early_warn[160];   /* known at open: identity changed since the walk */
 };
 
 /* The last item of a file carries how its reading ended. */

@@ -86,30 +86,53 @@ int pipe_push(struct pipe *P, struct job *job, uint8_t *buf, size_t len, size_t 
 	return 0;
 }
 
+/* Whether what was opened is the file the locate pass saw and the diff
+ * judged: the same device and inode, and birth time where both know one. */
+static int same_file(const struct ftab *ft, uint32_t file, const struct rd_info *info)
+{
+	const struct ft_file *f = &ft->files[file];
+	return info->ino == f->ino && info->dev == ft->devs[f->dev].st_dev &&
+	       !(info->btime_ns && f->btime_ns && info->btime_ns != f->btime_ns);
+}
+
 void pipe_open(struct pipe *P, size_t pos, struct opened *o)
 {
 	uint32_t file = P->pl->seq[pos];
-	const char *via;
+	struct strbuf rel = STRBUF_INIT;
+	const struct anchor *a;
+
 	memset(o, 0, sizeof(*o));
 	o->pos = pos;
 	o->file = file;
 	o->path = pipe_path_of(P, file);
-	if (!o->path) {
+	/* opened below its root's anchor, never by its path; a pool's file on
+	 * its branch (ftab.via), its record keeping the pool's path */
+	a = ftab_read_at(P->ft, file, &rel);
+	if (!o->path || rel.oom) {
+		free(o->path);
+		o->path = NULL;
+		sb_free(&rel);
 		o->rc = SL_E_NOMEM;
 		SL_FAIL(&o->e, SL_E_NOMEM, 0, "pipeline: out of memory");
 		return;
 	}
-	/* a pool's file is read on its branch (ftab.via): its record keeps the
-	 * pool's path */
-	via = ftab_via(P->ft, file);
-	o->rc = rd_open(via ? via : o->path, &o->rf, &o->info, &o->e);
+	o->rc = a ? rd_open(a, rel.p, &o->rf, &o->info, &o->e)
+		  : SL_FAIL(&o->e, SL_E_IO, 0, "open: its root is not held open (not walked)");
+	sb_free(&rel);
 	o->opened_ns = sys_wall_ns();
+	/* before a byte is read: another file at that name since the walk is
+	 * an error (docs/security.md), and the next scan looks again */
+	if (o->rc == SL_OK && (P->ft->files[file].flags & FT_STATED) &&
+	    !same_file(P->ft, file, &o->info)) {
+		rd_close(o->rf, 1);
+		o->rf = NULL;
+		o->rc = SL_FAIL(&o->e, SL_E_IO, 0, "open: replaced since the walk");
+	}
 }
 
 struct job *pipe_job_new(struct pipe *P, struct opened *o, struct tail **tail,
 			 struct item **spare)
 {
-	const struct ft_file *f = &P->ft->files[o->file];
 	struct job *job = calloc(1, sizeof(*job));
 
 	*tail = calloc(1, sizeof(**tail));
@@ -127,9 +150,6 @@ struct job *pipe_job_new(struct pipe *P, struct opened *o, struct tail **tail,
 	o->path = NULL;
 	job->info = o->info;
 	job->opened_ns = o->opened_ns;
-	if (o->info.ino != f->ino || o->info.dev != P->ft->devs[f->dev].st_dev ||
-	    (o->info.btime_ns && f->btime_ns && o->info.btime_ns != f->btime_ns))
-		snprintf(job->early_warn, sizeof(job->early_warn), "replaced since the walk");
 	job->streamed = o->info.size > P->whole_max;
 	return job;
 }
@@ -174,7 +194,7 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 	struct sl_err e;
 	char *path = o->path;
 	uint64_t off = 0, size;
-	int seq = 0, rc = o->rc;
+	int seq = 0, rc = o->rc, hs_dropped = 0;
 	double t_start = sys_now() - P->t0;
 
 	if (!path) {
@@ -222,10 +242,21 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 			tail->cancelled = 1;
 			last = 1;
 		}
+		/* past PX_HOLES_MAX of holes: what the head said is kept, and no
+		 * content hash, rather than zeros hashed for minutes (a 16 TiB
+		 * sparse file costs an ext4 user nothing to make) */
+		if (!last && rd_holes(rf) > PX_HOLES_MAX) {
+			hs_dropped = 1;
+			last = 1;
+		}
 		if (last) {
 			if (rc != SL_OK) {
 				tail->err_code = rc;
 				snprintf(tail->error, sizeof(tail->error), "%s", e.msg);
+			} else if (hs_dropped) {
+				snprintf(tail->warn, sizeof(tail->warn),
+					 "sparse: more than %llu MiB of holes; read no further, "
+					 "no content hash", (unsigned long long)(PX_HOLES_MAX >> 20));
 			} else if (off < size) {
 				snprintf(tail->warn, sizeof(tail->warn),
 					 "shrank while being read (%llu of %llu bytes)",
@@ -233,7 +264,8 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 			} else {
 				pipe_check_after(rf, &info, tail);
 			}
-			job->got = off;
+			/* the size is the file's, read to its end or not */
+			job->got = hs_dropped ? size : off;
 		}
 		/* The reader hashes what it has just copied, while it is in its
 		 * own cache; on another core the extractor would fetch every
@@ -241,7 +273,7 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 		if (!P->o->read_only) {
 			if (hs) {
 				x_hash_update(hs, buf, got);
-				if (last)
+				if (last && !hs_dropped)
 					x_hash_hex(hs, tail->hex);
 			} else if (last) {
 				x_hash_once(buf, got, tail->hex);

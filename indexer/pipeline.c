@@ -2,6 +2,7 @@
  * defaults resolved once, the threads started, the caller's thread storing
  * the records, the figures collected.  The readers are pipe_read.c, the
  * extractors pipe_extract.c, the shared state pipe_int.h. */
+#include "indexer/heif.h"
 #include "indexer/pipe_int.h"
 
 #include <stdio.h>
@@ -470,6 +471,11 @@ static int outcome(struct pipe *P, struct sl_err *err)
 			     "interrupted; what was read is stored, run again to complete the index");
 	}
 	return rc;
+}
+
+void px_prepare(void)
+{
+	heif_prepare();
 }
 
 int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o,

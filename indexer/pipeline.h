@@ -45,6 +45,15 @@ typedef void (*px_read_fn)(void *ctx, size_t pos, double t0, double t1, uint64_t
  * in seconds since px_run began.  Readers of several disks call it at once. */
 typedef void (*px_piece_fn)(void *ctx, uint64_t phys, uint64_t len, double t);
 
+/* Holes a file may have before it is read no further (pipe_read.c).  A
+ * photo or a movie has none; a virtual disk or a preallocated file may,
+ * and an ext4 user can make a 16 TiB one at no cost.  Holes are not read
+ * from the disk, but their zeros still pass through the hash (about 0.4 s
+ * a GiB here, docs/security.md), so past this a file keeps what its head
+ * told, its size, a warning and no content hash, and it is not read again
+ * every night. */
+#define PX_HOLES_MAX ((uint64_t)16 << 30)
+
 struct px_opts {
 	int jobs;            /* extractor threads; 0 = one per CPU */
 	int ssd_readers;     /* readers per group without seek penalty; 0 = 4 */
@@ -101,6 +110,11 @@ struct px_stats {
  * this process may use (sys_mem_bytes), no less than 64 MiB and no more
  * than 512 MiB. */
 size_t px_default_mem(void);
+
+/* Load now what the decoders would load the first time they run
+ * (libheif's plugins), so that the process can be confined before it reads
+ * (confine.h) and nothing is opened from a library folder afterwards. */
+void px_prepare(void);
 
 /* What px_run holds with mem_budget (as px_opts.mem_budget), for the plan's
  * extent schedules (plan_schedule): the files above a quarter of the budget

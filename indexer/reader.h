@@ -15,6 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/anchor.h"
 #include "common/err.h"
 
 struct rd_file;
@@ -28,17 +29,25 @@ struct rd_info {
 	int64_t btime_ns; /* birth time; 0: not known */
 };
 
-/* Open a regular file for reading (never a symlink target, never blocking on
- * a FIFO that replaced it).  Returns SL_OK; SL_E_IO for per-file failures
- * (vanished, permission, not a regular file); SL_E_RESOURCE when descriptors
- * or memory ran out.  *out is NULL on failure. */
-int rd_open(const char *path, struct rd_file **out, struct rd_info *info, struct sl_err *err);
+/* Open the regular file rel below a for reading (anchor.h: no link
+ * followed on the way, nothing but a regular file ever opened).  Returns
+ * SL_OK; SL_E_IO for per-file failures (vanished, permission, not a regular
+ * file, a link on its way); SL_E_RESOURCE when descriptors or memory ran
+ * out.  *out is NULL on failure. */
+int rd_open(const struct anchor *a, const char *rel, struct rd_file **out, struct rd_info *info,
+	    struct sl_err *err);
 
 /* Read up to len bytes at off into buf.  Short reads and interruptions are
- * resumed, so *got < len only at end of file.  Returns SL_OK or SL_E_IO
- * (*got then says how much arrived before the error). */
+ * resumed, so *got < len only at end of file (as the size was at the
+ * open).  A sparse file's holes are given as zeros without being read
+ * (POSIX: SEEK_DATA/SEEK_HOLE; Windows reads them), counted by rd_holes.
+ * Returns SL_OK or SL_E_IO (*got then says how much arrived before the
+ * error). */
 int rd_read(struct rd_file *f, void *buf, size_t len, uint64_t off, size_t *got,
 	    struct sl_err *err);
+
+/* Bytes of holes rd_read has given as zeros so far. */
+uint64_t rd_holes(const struct rd_file *f);
 
 /* Current identity and size, to notice a file modified while being read. */
 int rd_stat(struct rd_file *f, struct rd_info *info, struct sl_err *err);
@@ -59,9 +68,9 @@ void rd_advise_random(struct rd_file *f);
  * rd_advise_willneed, for a piece). */
 void rd_advise_range(struct rd_file *f, uint64_t off, uint64_t len);
 
-/* Drop a file's pages from the page cache (for cold-cache benchmarks).
- * Returns SL_OK or SL_E_IO. */
-int rd_evict(const char *path, struct sl_err *err);
+/* Drop the pages of the file rel below a from the page cache (for
+ * cold-cache benchmarks).  Returns SL_OK or SL_E_IO. */
+int rd_evict(const struct anchor *a, const char *rel, struct sl_err *err);
 
 /* Close; unless keep_cache, first drop the file's pages from the page cache
  * when they were not cached before rd_open.  rd_close(NULL) is a no-op. */

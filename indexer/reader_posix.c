@@ -5,6 +5,7 @@
  * before we opened it; if it was, we leave its pages alone, otherwise we
  * drop them after reading (POSIX_FADV_DONTNEED). */
 #include "indexer/reader.h"
+#include "common/anchor_linux.h"
 #include "common/sys_posix.h"
 
 #include <errno.h>
@@ -24,19 +25,26 @@
 struct rd_file {
 	int fd;
 	int was_cached;
+	int sparse;     /* fewer blocks than its size: holes are looked for */
 	uint64_t size;
+	uint64_t holes; /* bytes of holes given as zeros, not read */
 };
 
-static int sys_open(const char *path, int flags)
+static int sys_open(const struct anchor *a, const char *rel, int flags, struct stat *st,
+		    int64_t *btime_ns, int *fd, struct sl_err *err)
 {
+	int e;
+
 	switch (rd_take_fault(RD_OP_OPEN)) {
-	case RD_FAULT_EMFILE: errno = EMFILE; return -1;
-	case RD_FAULT_ENOMEM: errno = ENOMEM; return -1;
-	case RD_FAULT_EACCES: errno = EACCES; return -1;
-	case RD_FAULT_EIO: errno = EIO; return -1;
-	case RD_FAULT_EINTR: errno = EINTR; return -1;
-	default: return open(path, flags);
+	case RD_FAULT_EMFILE: e = EMFILE; break;
+	case RD_FAULT_ENOMEM: e = ENOMEM; break;
+	case RD_FAULT_EACCES: e = EACCES; break;
+	case RD_FAULT_EIO: e = EIO; break;
+	case RD_FAULT_EINTR: e = EINTR; break;
+	default: return anchor_open_file(a, rel, flags, fd, st, btime_ns, err);
 	}
+	*fd = -1;
+	return SL_FAIL(err, sl_errno_class(e), e, "open");
 }
 
 static ssize_t sys_pread(int fd, void *buf, size_t len, off_t off)
@@ -115,42 +123,28 @@ static int fully_cached(int fd, uint64_t size)
 	return n >= 0 && (uint64_t)n >= need;
 }
 
-int rd_open(const char *path, struct rd_file **out, struct rd_info *info, struct sl_err *err)
+int rd_open(const struct anchor *a, const char *rel, struct rd_file **out, struct rd_info *info,
+	    struct sl_err *err)
 {
-	const int base = O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC;
+	const int base = O_RDONLY | O_NOCTTY;
 	struct rd_file *f = NULL;
 	struct stat st;
-	int fd = -1, e, rc, flags;
+	int fd = -1, rc, flags;
 
 	*out = NULL;
 	for (;;) {
 		flags = base | (atomic_load(&noatime_ok) ? O_NOATIME : 0);
-		fd = sys_open(path, flags);
-		if (fd >= 0)
+		rc = sys_open(a, rel, flags, &st, &info->btime_ns, &fd, err);
+		if (rc == SL_OK)
 			break;
-		e = errno;
-		if (e == EINTR)
+		if (err->sys == EINTR)
 			continue;
-		if (e == EPERM && (flags & O_NOATIME)) {
+		if (err->sys == EPERM && (flags & O_NOATIME)) {
 			atomic_store(&noatime_ok, 0);
 			continue;
 		}
-		if (e == ELOOP)
-			return SL_FAIL(err, SL_E_IO, 0, "open: replaced by a symbolic link");
-		return SL_FAIL(err, sl_errno_class(e), e, "open");
+		return rc;
 	}
-	if (sys_statx(fd, "", AT_EMPTY_PATH, &st, &info->btime_ns) != 0) {
-		e = errno;
-		rc = SL_FAIL(err, sl_errno_class(e), e, "stat");
-		goto fail;
-	}
-	if (!S_ISREG(st.st_mode)) {
-		rc = SL_FAIL(err, SL_E_IO, 0, "open: no longer a regular file");
-		goto fail;
-	}
-	/* O_NONBLOCK only guarded the open against a FIFO swapped in.  F_SETFL
-	 * sets the status flags whole: those we opened with, less that one. */
-	fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
 	f = malloc(sizeof(*f));
 	if (!f) {
 		rc = SL_FAIL(err, SL_E_NOMEM, 0, "open: out of memory");
@@ -158,6 +152,11 @@ int rd_open(const char *path, struct rd_file **out, struct rd_info *info, struct
 	}
 	f->fd = fd;
 	f->size = (uint64_t)st.st_size;
+	f->holes = 0;
+	/* st_blocks counts 512-byte units; a file with fewer than its size
+	 * needs has holes (or is compressed, or inline: asking costs two
+	 * lseeks a piece of data, and only such files pay them) */
+	f->sparse = (uint64_t)st.st_blocks * 512 < f->size;
 	f->was_cached = fully_cached(fd, f->size);
 	info->dev = (uint64_t)st.st_dev;
 	info->ino = (uint64_t)st.st_ino;
@@ -171,6 +170,35 @@ fail:
 	return rc;
 }
 
+/* How much of [at, at + len) is data before the next hole: len when all
+ * of it (or when the file system cannot tell); 0 with *hole the hole's
+ * length (to its end, or len) when at is in one. */
+static size_t data_run(struct rd_file *f, uint64_t at, size_t len, size_t *hole)
+{
+	off_t d, h;
+
+	*hole = 0;
+	if (!f->sparse || at > (uint64_t)INT64_MAX)
+		return len;
+	d = lseek(f->fd, (off_t)at, SEEK_DATA);
+	if (d < 0) {
+		if (errno == ENXIO) { /* only a hole from here to the end */
+			*hole = len;
+			return 0;
+		}
+		f->sparse = 0; /* no SEEK_DATA here: read it all */
+		return len;
+	}
+	if ((uint64_t)d > at) {
+		*hole = (uint64_t)d - at < len ? (size_t)((uint64_t)d - at) : len;
+		return 0;
+	}
+	h = lseek(f->fd, (off_t)at, SEEK_HOLE);
+	if (h < 0 || (uint64_t)h <= at)
+		return len;
+	return (uint64_t)h - at < len ? (size_t)((uint64_t)h - at) : len;
+}
+
 int rd_read(struct rd_file *f, void *buf, size_t len, uint64_t off, size_t *got,
 	    struct sl_err *err)
 {
@@ -178,7 +206,23 @@ int rd_read(struct rd_file *f, void *buf, size_t len, uint64_t off, size_t *got,
 	size_t done = 0;
 
 	while (done < len) {
-		ssize_t n = sys_pread(f->fd, p + done, len - done, (off_t)(off + done));
+		size_t hole, want = data_run(f, off + done, len - done, &hole);
+		ssize_t n;
+
+		if (hole) {
+			/* a hole reads as zeros: none are fetched from the disk
+			 * (a 1 TiB sparse file costs nothing to read past) */
+			uint64_t end = f->size > off + done ? f->size - (off + done) : 0;
+			if (hole > end)
+				hole = (size_t)end;
+			if (hole == 0)
+				break;
+			memset(p + done, 0, hole);
+			done += hole;
+			f->holes += hole;
+			continue;
+		}
+		n = sys_pread(f->fd, p + done, want, (off_t)(off + done));
 		if (n < 0) {
 			int e = errno;
 			if (e == EINTR)
@@ -193,6 +237,11 @@ int rd_read(struct rd_file *f, void *buf, size_t len, uint64_t off, size_t *got,
 	}
 	*got = done;
 	return SL_OK;
+}
+
+uint64_t rd_holes(const struct rd_file *f)
+{
+	return f->holes;
 }
 
 int rd_stat(struct rd_file *f, struct rd_info *info, struct sl_err *err)
@@ -231,11 +280,14 @@ void rd_advise_range(struct rd_file *f, uint64_t off, uint64_t len)
 		posix_fadvise(f->fd, (off_t)off, (off_t)len, POSIX_FADV_WILLNEED);
 }
 
-int rd_evict(const char *path, struct sl_err *err)
+int rd_evict(const struct anchor *a, const char *rel, struct sl_err *err)
 {
-	int fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_CLOEXEC);
-	if (fd < 0)
-		return SL_FAIL(err, SL_E_IO, errno, "open");
+	struct stat st;
+	int64_t bt;
+	int fd, rc = anchor_open_file(a, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, &fd, &st, &bt, err);
+
+	if (rc != SL_OK)
+		return rc;
 	posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 	close(fd);
 	return SL_OK;

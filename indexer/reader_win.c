@@ -85,16 +85,22 @@ static int info_of(HANDLE h, struct rd_info *info, struct sl_err *err)
 	return SL_OK;
 }
 
-int rd_open(const char *path, struct rd_file **out, struct rd_info *info, struct sl_err *err)
+/* By full path: anchor_win.c says why, and the identity check after the
+ * open (pipeline.h) refuses another file than the one the walk saw. */
+int rd_open(const struct anchor *a, const char *rel, struct rd_file **out, struct rd_info *info,
+	    struct sl_err *err)
 {
 	static const FILETIME keep = {0xFFFFFFFFu, 0xFFFFFFFFu};
-	wchar_t *w = win_path(path);
+	struct strbuf path = STRBUF_INIT;
 	struct rd_file *f;
+	wchar_t *w;
 	HANDLE h;
 	DWORD e;
 	int rc, keep_atime;
 
 	*out = NULL;
+	w = anchor_join(a, rel, &path) == 0 ? win_path(path.p) : NULL;
+	sb_free(&path);
 	if (!w)
 		return SL_FAIL(err, errno == ENOMEM ? SL_E_NOMEM : SL_E_IO, errno, "open");
 	h = open_for_reading(w, FILE_FLAG_OPEN_REPARSE_POINT, &e, &keep_atime);
@@ -191,13 +197,15 @@ void rd_advise_range(struct rd_file *f, uint64_t off, uint64_t len)
 	(void)len;
 }
 
-int rd_evict(const char *path, struct sl_err *err)
+int rd_evict(const struct anchor *a, const char *rel, struct sl_err *err)
 {
 	/* Opening a file without buffering makes the cache manager flush and
 	 * purge its cached pages (when no cached handle keeps them). */
-	wchar_t *w = win_path(path);
+	struct strbuf path = STRBUF_INIT;
+	wchar_t *w = anchor_join(a, rel, &path) == 0 ? win_path(path.p) : NULL;
 	HANDLE h;
 
+	sb_free(&path);
 	if (!w)
 		return SL_FAIL(err, SL_E_IO, errno, "open");
 	h = CreateFileW(w, GENERIC_READ, SHARE, NULL, OPEN_EXISTING, FILE_FLAG_NO_BUFFERING, NULL);
@@ -215,4 +223,10 @@ void rd_close(struct rd_file *f, int keep_cache)
 		return;
 	CloseHandle(f->h);
 	free(f);
+}
+
+uint64_t rd_holes(const struct rd_file *f)
+{
+	(void)f; /* holes are read as the file system gives them here */
+	return 0;
 }

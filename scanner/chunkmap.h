@@ -27,6 +27,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/anchor.h"
 #include "common/err.h"
 
 /* Why a file system's positions stay logical (ft_dev.logical). */
@@ -54,11 +55,13 @@ struct chunkmap {
 	uint64_t devices;    /* the file system's device count (0: not known) */
 };
 
-/* Read the chunk map of the btrfs holding path.  Returns SL_OK;
- * SL_E_UNSUPPORTED when path is on no btrfs (or the platform has none);
+/* Read the chunk map of the btrfs holding the file rel below a (opened as
+ * anchor.h says).  Returns SL_OK;
+ * SL_E_UNSUPPORTED when it is on no btrfs (or the platform has none);
  * SL_E_IO with err->sys EPERM without CAP_SYS_ADMIN, else why the tree could
  * not be read; SL_E_NOMEM. */
-int chunkmap_read(const char *path, struct chunkmap *m, struct sl_err *err);
+int chunkmap_read(const struct anchor *a, const char *rel, struct chunkmap *m,
+		  struct sl_err *err);
 
 /* Add the chunk items of a tree search result: nitems items of
  * (search header, item) in buf[0..len), host-endian headers and

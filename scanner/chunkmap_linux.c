@@ -1,5 +1,7 @@
 #include "scanner/chunkmap.h"
 
+#include "common/anchor_linux.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/btrfs.h>
@@ -38,19 +40,26 @@ static int search_all(int fd, struct chunkmap *m, struct sl_err *err)
 	}
 }
 
-int chunkmap_read(const char *path, struct chunkmap *m, struct sl_err *err)
+int chunkmap_read(const struct anchor *a, const char *rel, struct chunkmap *m,
+		  struct sl_err *err)
 {
 	struct btrfs_ioctl_fs_info_args info;
 	struct statfs sf;
+	struct sl_err oe;
+	struct stat st;
+	int64_t bt;
 	int fd, rc;
 
 	memset(m, 0, sizeof(*m));
-	fd = open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW | O_NONBLOCK);
-	if (fd < 0)
-		return SL_FAIL(err, SL_E_IO, errno, "btrfs chunk tree '%s'", path);
+	rc = anchor_open_file(a, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, &fd, &st, &bt, &oe);
+	if (rc != SL_OK) {
+		SL_FAIL(err, SL_E_IO, 0, "btrfs chunk tree '%s': %s", rel, oe.msg);
+		err->sys = oe.sys;
+		return SL_E_IO;
+	}
 	if (fstatfs(fd, &sf) != 0 || (unsigned long)sf.f_type != BTRFS_SUPER_MAGIC) {
 		close(fd);
-		return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "'%s' is not on btrfs", path);
+		return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "'%s' is not on btrfs", rel);
 	}
 	memset(&info, 0, sizeof(info));
 	if (ioctl(fd, BTRFS_IOC_FS_INFO, &info) == 0)

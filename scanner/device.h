@@ -20,7 +20,9 @@
 
 #include <stdint.h>
 
+#include "common/anchor.h"
 #include "common/err.h"
+#include "common/strbuf.h"
 
 struct dev_info {
 	uint64_t st_dev;
@@ -40,11 +42,31 @@ struct dev_info {
 				 system, so that both know it as one (db_map_fs) */
 };
 
-/* Fill *out for the file system with device number st_dev; hint, when not
- * NULL, is the absolute path of something on it (btrfs subvolumes have
- * device numbers the mount table does not list).  Never fails for lack of
- * information (unknown fields say so); returns SL_OK, or SL_E_NOMEM. */
-int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl_err *err);
+/* Fill *out for the file system with device number st_dev; rel below a,
+ * when a is not NULL, is something on it (btrfs subvolumes have device
+ * numbers the mount table does not list: its path is matched to mount
+ * points; it is opened below a, as every scanned file, to ask its file
+ * system's id).  A FUSE mount a user made is not taken at its word about
+ * what it was mounted from (no device of its naming is probed).  Never
+ * fails for lack of information (unknown fields say so); returns SL_OK,
+ * or SL_E_NOMEM. */
+int dev_probe(uint64_t st_dev, const struct anchor *a, const char *rel, struct dev_info *out,
+	      struct sl_err *err);
+
+/* The device nodes ("/dev/sdb1") that the file system holding path and
+ * those mounted below it were mounted from, where the mount table's word
+ * for it can be taken (not a FUSE mount a user made): what dev_probe reads
+ * file system ids from when /dev/disk/by-uuid does not name them.
+ * Appended to out, each NUL-terminated (none: tmpfs, FUSE, NFS; always on
+ * Windows).  Returns 0 or -1 when memory ran out. */
+int dev_sources_under(const char *path, struct strbuf *out);
+
+/* Whether the file system st_dev is a mergerfs pool (fuse.mergerfs) that
+ * root or this process's user mounted, seen at its own top: its mount
+ * point, as the mount table says, into mnt (cap bytes).  Returns 1 or 0
+ * (no such pool; always on Windows).  extents.h says why the mounter
+ * matters. */
+int dev_pool_mount(uint64_t st_dev, char *mnt, size_t cap);
 
 /* Bytes the whole disk `disk` (dev_info.disk) has transferred, read and
  * written, by anyone, since it appeared; the background mode compares it

@@ -1,6 +1,8 @@
 /* device_linux.c - /proc/self/mountinfo and sysfs. */
 #include "scanner/device.h"
 
+#include "common/anchor_linux.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -53,22 +55,41 @@ static int under(const char *path, const char *mnt)
 	return strncmp(path, mnt, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+/* Whether superopts (mountinfo's last field) say user_id=uid. */
+static int mounted_by(const char *superopts, unsigned uid)
+{
+	char want[32];
+	const char *p = superopts;
+	size_t n = (size_t)snprintf(want, sizeof(want), "user_id=%u", uid);
+
+	while ((p = strstr(p, want)) != NULL) {
+		if ((p == superopts || p[-1] == ',') && (p[n] == ',' || p[n] == '\0' || p[n] == '\n'))
+			return 1;
+		p += n;
+	}
+	return 0;
+}
+
 /* Fields: id parent maj:min root mountpoint options [optional...] - fstype
  * source superopts.  The mount is the line whose maj:min is st_dev; btrfs
  * gives files a per-subvolume device number that mountinfo does not show,
  * so failing that, the last-mounted, longest mount point containing hint. */
-static void find_mount(uint64_t st_dev, const char *hint, struct dev_info *out)
+/* Returns whether the source is the mounter's word that can be taken: a
+ * FUSE file system a user mounted names any source it likes ("/dev/sda"),
+ * and its device would then be probed and its superblock read as root. */
+static int find_mount(uint64_t st_dev, const char *hint, struct dev_info *out)
 {
 	char want[32], line[8192];
 	size_t best = 0;
-	int exact = 0;
+	int exact = 0, trusted = 1;
 	FILE *f = fopen("/proc/self/mountinfo", "re");
 
 	dev_number(st_dev, want, sizeof(want));
 	if (!f)
-		return;
+		return 0;
 	while (!exact && fgets(line, sizeof(line), f)) {
 		char *save = NULL, *tok, *num = NULL, *mnt = NULL, *type = NULL, *src = NULL;
+		char *opts = NULL;
 		int field = 0;
 		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
 			field++;
@@ -79,6 +100,7 @@ static void find_mount(uint64_t st_dev, const char *hint, struct dev_info *out)
 			else if (field > 6 && strcmp(tok, "-") == 0) {
 				type = strtok_r(NULL, " \n", &save);
 				src = strtok_r(NULL, " \n", &save);
+				opts = src ? strtok_r(NULL, " \n", &save) : NULL;
 				break;
 			}
 		}
@@ -94,8 +116,93 @@ static void find_mount(uint64_t st_dev, const char *hint, struct dev_info *out)
 		copy(out->fstype, sizeof(out->fstype), type);
 		copy(out->source, sizeof(out->source), src);
 		copy(out->mount, sizeof(out->mount), mnt);
+		trusted = strncmp(type, "fuse", 4) != 0 || (opts && mounted_by(opts, 0));
 	}
 	fclose(f);
+	return trusted;
+}
+
+int dev_sources_under(const char *path, struct strbuf *out)
+{
+	char line[8192], top[4096] = "";
+	size_t best = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (!f)
+		return 0;
+	while (fgets(line, sizeof(line), f)) {
+		char *save = NULL, *tok, *mnt = NULL, *type = NULL, *src = NULL, *opts = NULL;
+		int field = 0;
+		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+			if (++field == 5)
+				mnt = tok;
+			else if (field > 6 && strcmp(tok, "-") == 0) {
+				type = strtok_r(NULL, " \n", &save);
+				src = type ? strtok_r(NULL, " \n", &save) : NULL;
+				opts = src ? strtok_r(NULL, " \n", &save) : NULL;
+				break;
+			}
+		}
+		if (!mnt || !type || !src || strncmp(src, "/dev/", 5) != 0 ||
+		    (strncmp(type, "fuse", 4) == 0 && !(opts && mounted_by(opts, 0))))
+			continue;
+		unescape(mnt);
+		unescape(src);
+		if (under(mnt, path) && strcmp(mnt, path) != 0)
+			sb_add(out, src, strlen(src) + 1); /* below the root */
+		else if (under(path, mnt) && strlen(mnt) >= best && strlen(src) < sizeof(top)) {
+			best = strlen(mnt); /* holding it: the last, longest */
+			memcpy(top, src, strlen(src) + 1);
+		}
+	}
+	fclose(f);
+	if (top[0])
+		sb_add(out, top, strlen(top) + 1);
+	return out->oom ? -1 : 0;
+}
+
+int dev_pool_mount(uint64_t st_dev, char *mnt, size_t cap)
+{
+	char want[32], line[8192];
+	int found = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	dev_number(st_dev, want, sizeof(want));
+	if (!f)
+		return 0;
+	while (!found && fgets(line, sizeof(line), f)) {
+		char *save = NULL, *tok, *num = NULL, *top = NULL, *at = NULL, *type = NULL,
+		     *opts = NULL;
+		int field = 0;
+		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+			field++;
+			if (field == 3)
+				num = tok;
+			else if (field == 4)
+				top = tok;
+			else if (field == 5)
+				at = tok;
+			else if (field > 6 && strcmp(tok, "-") == 0) {
+				type = strtok_r(NULL, " \n", &save);
+				if (type && strtok_r(NULL, " \n", &save))
+					opts = strtok_r(NULL, " \n", &save);
+				break;
+			}
+		}
+		/* the pool's own top (not a bind mount of a folder of it), by
+		 * root or by us: a user's FUSE server may call itself anything */
+		if (!num || !top || !at || !type || !opts || strcmp(num, want) != 0 ||
+		    strcmp(type, "fuse.mergerfs") != 0 || strcmp(top, "/") != 0 ||
+		    !(mounted_by(opts, 0) || mounted_by(opts, (unsigned)geteuid())))
+			continue;
+		unescape(at);
+		if (strlen(at) < cap) {
+			memcpy(mnt, at, strlen(at) + 1);
+			found = 1;
+		}
+	}
+	fclose(f);
+	return found;
 }
 
 static int read_line(const char *path, char *buf, size_t len)
@@ -309,13 +416,13 @@ static int by_uuid(const char *dev, char *out, size_t cap)
 	return rc;
 }
 
-/* statfs's file system id of the file system holding path, as "fsid:..."
- * into out; 0 when there is one. */
-static int fsid_of(const char *path, char *out, size_t cap)
+/* statfs's file system id of the file system holding fd (or, fd < 0,
+ * path), as "fsid:..." into out; 0 when there is one. */
+static int fsid_of(int fd, const char *path, char *out, size_t cap)
 {
 	struct statfs sf;
 	int v[2];
-	if (!path || !path[0] || statfs(path, &sf) != 0)
+	if (fd >= 0 ? fstatfs(fd, &sf) != 0 : (!path || !path[0] || statfs(path, &sf) != 0))
 		return -1;
 	memcpy(v, &sf.f_fsid, sizeof(v));
 	if (!v[0] && !v[1])
@@ -328,13 +435,13 @@ static int fsid_of(const char *path, char *out, size_t cap)
  * have been deleted since it was stat'ed) nor on the privileges of the
  * scan: the statfs id is asked of the hint, else of the mount point, and
  * kept as the alternative of a better one. */
-static void identify(uint64_t st_dev, const char *hint, struct dev_info *out)
+static void identify(uint64_t st_dev, int hint_fd, int trusted, struct dev_info *out)
 {
 	char num[32], fsid[64] = "";
 
-	if (fsid_of(hint, fsid, sizeof(fsid)) != 0)
-		fsid_of(out->mount, fsid, sizeof(fsid));
-	if (strncmp(out->source, "/dev/", 5) == 0 &&
+	if (fsid_of(hint_fd, NULL, fsid, sizeof(fsid)) != 0)
+		fsid_of(-1, out->mount, fsid, sizeof(fsid));
+	if (trusted && strncmp(out->source, "/dev/", 5) == 0 &&
 	    (by_uuid(out->source, out->fs_id, sizeof(out->fs_id)) == 0 ||
 	     superblock_id(out->source, out->fs_id, sizeof(out->fs_id)) == 0)) {
 		copy(out->fs_alt, sizeof(out->fs_alt), fsid);
@@ -348,26 +455,38 @@ static void identify(uint64_t st_dev, const char *hint, struct dev_info *out)
 	snprintf(out->fs_id, sizeof(out->fs_id), "dev:%s", num);
 }
 
-int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl_err *err)
+int dev_probe(uint64_t st_dev, const struct anchor *a, const char *rel, struct dev_info *out,
+	      struct sl_err *err)
 {
+	struct strbuf hint = STRBUF_INIT;
 	char sys[64], diskdir[PATH_MAX];
 	char *res;
 	dev_t blk = (dev_t)st_dev;
 	const char *name;
+	int fd = -1, trusted;
 
-	(void)err;
 	memset(out, 0, sizeof(*out));
 	out->st_dev = st_dev;
 	out->rotational = -1;
 	copy(out->fstype, sizeof(out->fstype), "?");
-	find_mount(st_dev, hint, out);
-	identify(st_dev, hint, out);
+	if (a) {
+		if (anchor_join(a, rel, &hint) != 0) {
+			sb_free(&hint);
+			return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+		}
+		fd = anchor_openat(a, rel, O_PATH);
+	}
+	trusted = find_mount(st_dev, hint.p, out);
+	identify(st_dev, fd, trusted, out);
+	if (fd >= 0)
+		close(fd);
+	sb_free(&hint);
 
 	if (major(blk) == 0) {
 		/* Anonymous device (btrfs, overlay, tmpfs, FUSE...): the mount
 		 * source may still name the block device. */
 		struct stat st;
-		if (strncmp(out->source, "/dev/", 5) == 0 && stat(out->source, &st) == 0 &&
+		if (trusted && strncmp(out->source, "/dev/", 5) == 0 && stat(out->source, &st) == 0 &&
 		    S_ISBLK(st.st_mode)) {
 			blk = st.st_rdev;
 		} else {

@@ -96,13 +96,19 @@ static void probe_disk(HANDLE vol, struct dev_info *out)
 	snprintf(out->how, sizeof(out->how), "seek-penalty query failed: %s", why);
 }
 
-int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl_err *err)
+int dev_probe(uint64_t st_dev, const struct anchor *a, const char *rel, struct dev_info *out,
+	      struct sl_err *err)
 {
 	wchar_t root[MAX_PATH + 8], fs[64], dev[MAX_PATH + 8];
+	struct strbuf hint = STRBUF_INIT;
 	DWORD serial = 0;
 	HANDLE vol;
+	int found;
 
-	(void)err;
+	if (a && anchor_join(a, rel, &hint) != 0) {
+		sb_free(&hint);
+		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	}
 	memset(out, 0, sizeof(*out));
 	out->st_dev = st_dev;
 	out->rotational = -1;
@@ -110,7 +116,9 @@ int dev_probe(uint64_t st_dev, const char *hint, struct dev_info *out, struct sl
 	snprintf(out->how, sizeof(out->how), "volume not found");
 	snprintf(out->fs_id, sizeof(out->fs_id), "serial:%04X-%04X",
 		 (unsigned)(st_dev >> 16) & 0xffff, (unsigned)st_dev & 0xffff);
-	if (!hint || win_volume_of(hint, root, dev) != 0)
+	found = hint.p && win_volume_of(hint.p, root, dev) == 0;
+	sb_free(&hint);
+	if (!found)
 		return SL_OK;
 	utf8_into(root, out->mount, sizeof(out->mount));
 	if (GetVolumeInformationW(root, NULL, 0, &serial, NULL, NULL, fs, 64)) {
@@ -159,4 +167,20 @@ int dev_io_bytes(const char *disk, uint64_t *bytes)
 		rc = ENOSYS;
 	CloseHandle(h);
 	return rc;
+}
+
+int dev_pool_mount(uint64_t st_dev, char *mnt, size_t cap)
+{
+	/* no mergerfs here (Windows pools are Storage Spaces: a volume) */
+	(void)st_dev;
+	if (cap)
+		mnt[0] = '\0';
+	return 0;
+}
+
+int dev_sources_under(const char *path, struct strbuf *out)
+{
+	(void)path;
+	(void)out;
+	return 0;
 }

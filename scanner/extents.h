@@ -24,7 +24,9 @@
 
 #include <stdint.h>
 
+#include "common/anchor.h"
 #include "common/err.h"
+#include "common/strbuf.h"
 #include "scanner/ftab.h"
 
 /* How ext_locate asks (ft_dev.extents and .by decide it, locate.c). */
@@ -77,30 +79,53 @@ struct ext_runs {
 	size_t n, cap;
 };
 
-/* Identity, size, mtime and ctime of path, without opening it and without
- * following a final symlink.  Returns SL_OK; SL_E_IO when it vanished, is
- * unreadable or is no longer a regular file; SL_E_RESOURCE for resource
- * errors.  Fills the stat fields of *r and FT_STATED. */
-int ext_stat(const char *path, struct ext_result *r, struct sl_err *err);
+/* Identity, size, mtime and ctime of the file rel below a (anchor.h:
+ * found without following any link, nothing opened).  Returns SL_OK;
+ * SL_E_IO when it vanished, is unreadable, is no longer a regular file or
+ * a link is on its way; SL_E_RESOURCE for resource errors.  Fills the stat
+ * fields of *r and FT_STATED. */
+int ext_stat(const struct anchor *a, const char *rel, struct ext_result *r,
+	     struct sl_err *err);
 
-/* Open path without following a final symlink and without blocking on a
- * FIFO put there since the walk, stat it, and ask where its data lies as
- * mode says (EXT_NONE: the result carries FT_NOEXT without asking), and,
- * when runs is not NULL, fill it (above).
+/* Open the file rel below a (anchor.h: no link followed, nothing but a
+ * regular file ever opened), stat it, and ask where its data lies as mode
+ * says (EXT_NONE: the result carries FT_NOEXT without asking), and, when
+ * runs is not NULL, fill it (above).
  *
  * Returns SL_OK; SL_E_IO when the file vanished, is unreadable or is no longer
  * a regular file (the message says which, for the file's record);
  * SL_E_RESOURCE when descriptors or memory ran out.  *r is zeroed first. */
-int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struct ext_runs *runs,
-	       struct sl_err *err);
+int ext_locate(const struct anchor *a, const char *rel, enum ext_mode mode, struct ext_result *r,
+	       struct ext_runs *runs, struct sl_err *err);
 
-/* A pool file's path on its branch: mergerfs, which pools the file systems
- * of several disks under one mount, names it in the extended attribute
- * user.mergerfs.fullpath.  Returns 1 with the path in *buf (cap bytes, NUL
- * terminated); 0 when path is no pool file (no such attribute, or no
- * extended attributes there; always on Windows); -1 when the answer does
- * not fit. */
-int ext_pool_branch(const char *path, char *buf, size_t cap);
+/* A mergerfs pool, which joins the file systems of several disks under one
+ * mount: its files are stat'ed, located and read on their branches, so
+ * that each disk is read in its own physical order.  Where a file lies is
+ * mergerfs's answer (the attributes user.mergerfs.basepath and .relpath,
+ * which mergerfs itself answers), trusted only from a pool that root (or
+ * the scan's own user) mounted, and only when it names one of the pool's
+ * own branches; the file is then opened below that branch as below a
+ * root.  Nothing else is ever taken for a pool: on ext4 any user may set a
+ * user.mergerfs.* attribute (docs/security.md). */
+struct ext_pool;
+#define EXT_POOL_MAX_BRANCHES 64
+
+/* Whether the file system st_dev is such a pool: *out then holds its
+ * branches, each resolved once and held open (anchor.h).  Returns SL_OK
+ * (*out NULL: no such pool, which is the usual answer) or SL_E_NOMEM. */
+int ext_pool_open(uint64_t st_dev, struct ext_pool **out, struct sl_err *err);
+void ext_pool_free(struct ext_pool *p);
+
+/* Pool p's branches: the i-th (borrowed), NULL past the last. */
+struct anchor *ext_pool_branch_at(const struct ext_pool *p, size_t i);
+
+/* The branch of pool p that holds the file rel below a (a borrowed
+ * anchor), its names below the branch appended to below.  Returns SL_OK;
+ * SL_E_UNSUPPORTED when the pool does not say, or names a branch it does
+ * not have (the file is then read through the pool); SL_E_IO/SL_E_RESOURCE
+ * as ext_locate; SL_E_NOMEM. */
+int ext_pool_branch(const struct ext_pool *p, const struct anchor *a, const char *rel,
+		    struct anchor **branch, struct strbuf *below, struct sl_err *err);
 
 /* Where a file's metadata lies, as the key of inode order: on Linux the
  * inode number; on NTFS the MFT record number, the low 48 bits of the file

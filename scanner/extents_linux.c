@@ -15,6 +15,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
@@ -25,8 +26,10 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
+#include "common/anchor_linux.h"
 #include "common/sys.h"
 #include "common/sys_posix.h"
+#include "scanner/device.h"
 #include "scanner/ftab.h"
 
 #define BATCH 64
@@ -66,6 +69,10 @@ static void add_run(struct ext_runs *runs, const struct fiemap_extent *x, int *d
 	}
 	if (last && x->fe_logical < last->logical + last->len) {
 		*drop = 1; /* overlapping: not a map to follow */
+		return;
+	}
+	if (last ? x->fe_logical > last->logical + last->len : x->fe_logical > 0) {
+		*drop = 1; /* a hole: read by the reader, which skips holes */
 		return;
 	}
 	if (runs->n == runs->cap) {
@@ -157,6 +164,8 @@ static void map_extents(int fd, struct ext_result *r, struct ext_runs *runs)
 			goto done; /* some file systems omit the LAST flag */
 	}
 done:
+	if (runs && runs->n && runs->v[runs->n - 1].logical + runs->v[runs->n - 1].len < r->size)
+		drop = 1; /* a hole at the end */
 	/* one run needs no schedule, unless it is to be compared with the
 	 * runs of another file sharing it; a file not placed has none */
 	r->shared = runs && !drop && all_shared && runs->n > 0 && (r->flags & FT_LOCATED) &&
@@ -287,21 +296,18 @@ static void fill_stat(const struct stat *st, int64_t btime_ns, struct ext_result
 	r->linked = st->st_nlink > 1;
 }
 
-int ext_stat(const char *path, struct ext_result *r, struct sl_err *err)
+int ext_stat(const struct anchor *a, const char *rel, struct ext_result *r,
+	     struct sl_err *err)
 {
 	struct stat st;
 	int64_t btime;
-	int e;
+	int fd, rc;
 
 	memset(r, 0, sizeof(*r));
-	if (sys_statx(AT_FDCWD, path, AT_SYMLINK_NOFOLLOW, &st, &btime) != 0) {
-		e = errno;
-		return SL_FAIL(err, sl_errno_class(e), e, "stat");
-	}
-	if (S_ISLNK(st.st_mode))
-		return SL_FAIL(err, SL_E_IO, 0, "open: replaced by a symbolic link");
-	if (!S_ISREG(st.st_mode))
-		return SL_FAIL(err, SL_E_IO, 0, "open: no longer a regular file");
+	rc = anchor_open_file(a, rel, O_PATH, &fd, &st, &btime, err);
+	if (rc != SL_OK)
+		return rc;
+	close(fd);
 	fill_stat(&st, btime, r);
 	return SL_OK;
 }
@@ -324,32 +330,19 @@ static void unshare(struct ext_result *r, struct ext_runs *runs)
 		runs->n = 0;
 }
 
-int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struct ext_runs *runs,
-	       struct sl_err *err)
+int ext_locate(const struct anchor *a, const char *rel, enum ext_mode mode, struct ext_result *r,
+	       struct ext_runs *runs, struct sl_err *err)
 {
 	struct stat st;
 	int64_t btime;
-	int fd, e;
+	int fd, rc;
 
 	memset(r, 0, sizeof(*r));
 	if (runs)
 		runs->n = 0;
-	fd = open(path, O_RDONLY | O_NOFOLLOW | O_NONBLOCK | O_NOCTTY | O_CLOEXEC);
-	if (fd < 0) {
-		e = errno;
-		if (e == ELOOP)
-			return SL_FAIL(err, SL_E_IO, 0, "open: replaced by a symbolic link");
-		return SL_FAIL(err, sl_errno_class(e), e, "open");
-	}
-	if (sys_statx(fd, "", AT_EMPTY_PATH, &st, &btime) != 0) {
-		e = errno;
-		close(fd);
-		return SL_FAIL(err, sl_errno_class(e), e, "stat");
-	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return SL_FAIL(err, SL_E_IO, 0, "open: no longer a regular file");
-	}
+	rc = anchor_open_file(a, rel, O_RDONLY | O_NONBLOCK | O_NOCTTY, &fd, &st, &btime, err);
+	if (rc != SL_OK)
+		return rc;
 	fill_stat(&st, btime, r);
 	if (mode == EXT_MAP || mode == EXT_ASK) {
 		map_extents(fd, r, runs);
@@ -374,18 +367,150 @@ int ext_locate(const char *path, enum ext_mode mode, struct ext_result *r, struc
 	return SL_OK;
 }
 
-int ext_pool_branch(const char *path, char *buf, size_t cap)
+/* ---- mergerfs pools ---- */
+
+struct ext_pool {
+	uint64_t st_dev;
+	size_t n;
+	struct {
+		char *path;
+		struct anchor *a;
+	} br[EXT_POOL_MAX_BRANCHES];
+};
+
+void ext_pool_free(struct ext_pool *p)
 {
+	size_t i;
+
+	if (!p)
+		return;
+	for (i = 0; i < p->n; i++) {
+		free(p->br[i].path);
+		anchor_free(p->br[i].a);
+	}
+	free(p);
+}
+
+/* An attribute of the file fd (O_PATH: through /proc, since mergerfs's
+ * control file answers attributes but cannot be opened), NUL-terminated in
+ * buf; its length, or -1 when there is none or it does not fit. */
+static ssize_t attr(int fd, const char *name, char *buf, size_t cap)
+{
+	char proc[64];
 	ssize_t n;
 
-	if (cap < 2)
+	snprintf(proc, sizeof(proc), "/proc/self/fd/%d", fd);
+	n = getxattr(proc, name, buf, cap - 1);
+	if (n < 0 || memchr(buf, '\0', (size_t)n))
 		return -1;
-	n = lgetxattr(path, "user.mergerfs.fullpath", buf, cap - 1);
-	if (n < 0)
-		return errno == ERANGE ? -1 : 0;
 	buf[n] = '\0';
-	/* an absolute path, or it is not mergerfs's */
-	return n > 1 && buf[0] == '/' && memchr(buf, '\0', (size_t)n) == NULL ? 1 : 0;
+	return n;
+}
+
+/* mergerfs's branches, "path=RW:path=NC,1G:...", each held as an anchor;
+ * a branch that cannot be opened is left out (its files are then read
+ * through the pool). */
+static int add_branches(struct ext_pool *p, char *list, struct sl_err *err)
+{
+	char *save = NULL, *b;
+
+	for (b = strtok_r(list, ":", &save); b && p->n < EXT_POOL_MAX_BRANCHES;
+	     b = strtok_r(NULL, ":", &save)) {
+		char *eq = strrchr(b, '=');
+		struct anchor *a;
+		struct sl_err e;
+		int rc;
+
+		if (eq)
+			*eq = '\0';
+		if (b[0] != '/')
+			continue;
+		rc = anchor_open(b, 0, &a, &e);
+		if (rc == SL_E_NOMEM) {
+			*err = e;
+			return rc;
+		}
+		if (rc != SL_OK)
+			continue;
+		p->br[p->n].path = strdup(anchor_path(a));
+		p->br[p->n].a = a;
+		if (!p->br[p->n].path)
+			return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+		p->n++;
+	}
+	return SL_OK;
+}
+
+int ext_pool_open(uint64_t st_dev, struct ext_pool **out, struct sl_err *err)
+{
+	char mnt[4096], list[8192];
+	struct ext_pool *p;
+	struct anchor *top = NULL;
+	struct sl_err e;
+	int fd = -1, rc = SL_OK;
+
+	*out = NULL;
+	/* only a pool root (or this user) mounted: any FUSE server can call
+	 * itself mergerfs, and answer any path */
+	if (!dev_pool_mount(st_dev, mnt, sizeof(mnt)))
+		return SL_OK;
+	if (anchor_open(mnt, 0, &top, &e) != SL_OK || anchor_dev(top) != st_dev)
+		goto out;
+	fd = anchor_openat(top, ".mergerfs", O_PATH);
+	if (fd < 0 || attr(fd, "user.mergerfs.branches", list, sizeof(list)) < 0)
+		goto out;
+	p = calloc(1, sizeof(*p));
+	if (!p) {
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+		goto out;
+	}
+	p->st_dev = st_dev;
+	rc = add_branches(p, list, err);
+	if (rc == SL_OK && p->n > 0)
+		*out = p;
+	else
+		ext_pool_free(p);
+out:
+	if (fd >= 0)
+		close(fd);
+	anchor_free(top);
+	return rc;
+}
+
+struct anchor *ext_pool_branch_at(const struct ext_pool *p, size_t i)
+{
+	return i < p->n ? p->br[i].a : NULL;
+}
+
+int ext_pool_branch(const struct ext_pool *p, const struct anchor *a, const char *rel,
+		    struct anchor **branch, struct strbuf *below, struct sl_err *err)
+{
+	char base[4096], relpath[4096];
+	struct stat st;
+	int64_t bt;
+	size_t i;
+	int fd, rc;
+
+	*branch = NULL;
+	rc = anchor_open_file(a, rel, O_PATH, &fd, &st, &bt, err);
+	if (rc != SL_OK)
+		return rc;
+	if (attr(fd, "user.mergerfs.basepath", base, sizeof(base)) < 0 ||
+	    attr(fd, "user.mergerfs.relpath", relpath, sizeof(relpath)) < 2 || relpath[0] != '/') {
+		close(fd);
+		return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "the pool does not say where it is");
+	}
+	close(fd);
+	for (i = 0; i < p->n; i++) {
+		if (strcmp(p->br[i].path, base) == 0) {
+			sb_adds(below, relpath + 1);
+			if (below->oom)
+				return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+			*branch = p->br[i].a;
+			return SL_OK;
+		}
+	}
+	return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "the pool names a branch it does not have");
 }
 
 uint64_t ext_inode_rank(uint64_t ino)

@@ -18,6 +18,10 @@ void ftab_free(struct ftab *ft)
 	free(ft->devs);
 	free(ft->seen);
 	free(ft->via);
+	while (ft->nanchors > 0)
+		anchor_free(ft->anchors[--ft->nanchors]);
+	free(ft->anchors);
+	free(ft->dir_anchor);
 	free(ft->link_next);
 	free(ft->runs);
 	free(ft->run_at);
@@ -165,15 +169,80 @@ static int side_slot(const struct ftab *ft, void *arr, size_t *cap, uint32_t fil
 	return 0;
 }
 
-int ftab_set_via(struct ftab *ft, uint32_t file, const char *path, struct sl_err *err)
+/* Index of a in ft->anchors, holding a reference, added if new. */
+static int hold_anchor(struct ftab *ft, struct anchor *a, uint32_t *idx, struct sl_err *err)
 {
-	uint32_t off;
+	size_t i;
+
+	for (i = 0; i < ft->nanchors; i++) {
+		if (ft->anchors[i] == a) {
+			*idx = (uint32_t)i;
+			return SL_OK;
+		}
+	}
+	if (sl_grow(&ft->anchors, &ft->anchors_cap, ft->nanchors + 1, sizeof(*ft->anchors)) != 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "file table: out of memory");
+	ft->anchors[ft->nanchors] = anchor_ref(a);
+	*idx = (uint32_t)ft->nanchors++;
+	return SL_OK;
+}
+
+int ftab_set_anchor(struct ftab *ft, uint32_t dir, struct anchor *a, struct sl_err *err)
+{
+	size_t old = ft->dir_anchor_cap;
+	uint32_t idx;
+	int rc;
+
+	if (dir >= ft->dir_anchor_cap) {
+		if (sl_grow(&ft->dir_anchor, &ft->dir_anchor_cap, (size_t)dir + 1,
+			    sizeof(*ft->dir_anchor)) != 0)
+			return SL_FAIL(err, SL_E_NOMEM, 0, "file table: out of memory");
+		memset(ft->dir_anchor + old, 0, (ft->dir_anchor_cap - old) * sizeof(*ft->dir_anchor));
+	}
+	rc = hold_anchor(ft, a, &idx, err);
+	if (rc == SL_OK)
+		ft->dir_anchor[dir] = idx + 1;
+	return rc;
+}
+
+int ftab_anchor_root(struct ftab *ft, uint32_t dir, unsigned flags, struct sl_err *err)
+{
+	struct anchor *a;
+	int rc = anchor_open(ftab_str(ft, ft->dirs[dir].name), flags, &a, err);
+
+	if (rc != SL_OK)
+		return rc;
+	rc = ftab_set_anchor(ft, dir, a, err);
+	anchor_free(a);
+	return rc;
+}
+
+int ftab_set_via(struct ftab *ft, uint32_t file, struct anchor *branch, const char *rel,
+		 struct sl_err *err)
+{
+	struct strbuf whole = STRBUF_INIT;
+	uint32_t off, idx;
+	size_t n;
+	int rc;
 
 	if (side_slot(ft, &ft->via, &ft->via_cap, file, sizeof(*ft->via)) != 0)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "file table: out of memory");
-	if (add_name(ft, path, strlen(path), &off) != 0)
+	if (anchor_join(branch, "", &whole) != 0) {
+		sb_free(&whole);
 		return SL_FAIL(err, SL_E_NOMEM, 0, "name arena: out of memory");
-	ft->via[file] = off;
+	}
+	n = whole.len + (whole.len > 0 && whole.p[whole.len - 1] != '/');
+	whole.len = 0;
+	rc = anchor_join(branch, rel, &whole) != 0 || whole.len < n ||
+		     add_name(ft, whole.p, whole.len, &off) != 0
+		     ? SL_FAIL(err, SL_E_NOMEM, 0, "name arena: out of memory")
+		     : hold_anchor(ft, branch, &idx, err);
+	sb_free(&whole);
+	if (rc != SL_OK)
+		return rc;
+	ft->via[file].path = off;
+	ft->via[file].rel = off + (uint32_t)n;
+	ft->via[file].anchor = idx;
 	return SL_OK;
 }
 
@@ -369,7 +438,7 @@ uint32_t ftab_link_next(const struct ftab *ft, uint32_t file)
 
 const char *ftab_via(const struct ftab *ft, uint32_t file)
 {
-	return file < ft->via_cap && ft->via[file] ? ft->names + ft->via[file] : NULL;
+	return file < ft->via_cap && ft->via[file].path ? ft->names + ft->via[file].path : NULL;
 }
 
 /* Open addressing over (dev, ino) pairs packed as two slots; a zero pair is
@@ -423,7 +492,11 @@ int ftab_seen_dir(struct ftab *ft, uint64_t dev, uint64_t ino)
 	return r;
 }
 
-int ftab_dir_path(const struct ftab *ft, uint32_t dir, struct strbuf *sb)
+/* Append the names from dir's root down to dir to sb, '/' between them;
+ * the root's own name (its absolute path) only when with_root.  *root gets
+ * the root directory.  Returns 0, or -1 when memory ran out. */
+static int chain_path(const struct ftab *ft, uint32_t dir, int with_root, struct strbuf *sb,
+		      uint32_t *root)
 {
 	uint32_t chain[256];
 	uint32_t *stack = chain;
@@ -450,7 +523,10 @@ int ftab_dir_path(const struct ftab *ft, uint32_t dir, struct strbuf *sb)
 			cap *= 2;
 		}
 		stack[n++] = d;
+		*root = d;
 	}
+	if (!with_root && n > 0)
+		n--;
 	while (n > 0) {
 		const char *name = ft->names + ft->dirs[stack[--n]].name;
 		if (sb->len > start && sb->p[sb->len - 1] != '/')
@@ -462,6 +538,54 @@ out:
 	if (stack != chain)
 		free(stack);
 	return rc;
+}
+
+int ftab_dir_path(const struct ftab *ft, uint32_t dir, struct strbuf *sb)
+{
+	uint32_t root;
+	return chain_path(ft, dir, 1, sb, &root);
+}
+
+const struct anchor *ftab_at(const struct ftab *ft, uint32_t file, struct strbuf *rel)
+{
+	const struct ft_file *f = &ft->files[file];
+	uint32_t root = FT_NONE;
+	size_t start = rel->len;
+
+	if (chain_path(ft, f->dir, 0, rel, &root) != 0)
+		return NULL;
+	if (rel->len > start)
+		sb_addc(rel, '/');
+	sb_adds(rel, ft->names + f->name);
+	if (rel->oom || root == FT_NONE)
+		return NULL;
+	return ftab_at_dir(ft, root);
+}
+
+const struct anchor *ftab_at_dir(const struct ftab *ft, uint32_t dir)
+{
+	if (dir >= ft->dir_anchor_cap || !ft->dir_anchor[dir])
+		return NULL;
+	return ft->anchors[ft->dir_anchor[dir] - 1];
+}
+
+const struct anchor *ftab_dir_at(const struct ftab *ft, uint32_t dir, struct strbuf *rel)
+{
+	uint32_t root = FT_NONE;
+
+	if (sb_add(rel, "", 0) != 0 || chain_path(ft, dir, 0, rel, &root) != 0 || root == FT_NONE)
+		return NULL;
+	return ftab_at_dir(ft, root);
+}
+
+const struct anchor *ftab_read_at(const struct ftab *ft, uint32_t file, struct strbuf *rel)
+{
+	if (file < ft->via_cap && ft->via[file].path) {
+		if (sb_adds(rel, ft->names + ft->via[file].rel) != 0)
+			return NULL;
+		return ft->anchors[ft->via[file].anchor];
+	}
+	return ftab_at(ft, file, rel);
 }
 
 int ftab_path(const struct ftab *ft, uint32_t file, struct strbuf *sb)

@@ -16,6 +16,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/anchor.h"
 #include "common/err.h"
 #include "common/strbuf.h"
 
@@ -125,10 +126,21 @@ struct ftab {
 	/* directories already walked, as (dev, ino): loops and overlapping roots */
 	uint64_t *seen;
 	size_t seen_cap, seen_used;
-	/* files of a pool (mergerfs) are read where they really are: via[i] is
-	 * the arena offset of file i's path on its branch, 0 for none; NULL
-	 * until a pool is seen, so that other trees pay nothing */
-	uint32_t *via;
+	/* what files are opened relative to (anchor.h): one reference each
+	 * to the roots' anchors and the pools' branches'; dir_anchor[d] is 1 +
+	 * the index in anchors[] of root directory d's, 0 for none */
+	struct anchor **anchors;
+	size_t nanchors, anchors_cap;
+	uint32_t *dir_anchor;
+	size_t dir_anchor_cap;
+	/* files of a pool (mergerfs) are read where they really are: via[i]
+	 * is file i's path on its branch (arena offsets of the whole path and
+	 * of its names below the branch, and the branch's index in anchors[]),
+	 * path 0 for none; NULL until a pool is seen, so that other trees pay
+	 * nothing */
+	struct ft_via {
+		uint32_t path, rel, anchor;
+	} *via;
 	size_t via_cap;
 	/* a fragmented file's runs (extents.h), for the extent schedule
 	 * (sched.h): run_at[i] is (first, count) in runs[], count 0 for none;
@@ -177,9 +189,38 @@ void ftab_dev_dir(struct ftab *ft, uint16_t idx, uint32_t dir);
 /* Mark a file failed with a message (copied).  Returns SL_OK or SL_E_NOMEM. */
 int ftab_fail(struct ftab *ft, uint32_t file, const char *msg, struct sl_err *err);
 
-/* Where file is really read: its path on a pool's branch (copied), or
- * NULL.  ftab_set_via returns SL_OK or SL_E_NOMEM. */
-int ftab_set_via(struct ftab *ft, uint32_t file, const char *path, struct sl_err *err);
+/* Hold a as the anchor of root directory dir (a reference is taken):
+ * every file below dir is opened relative to it.  Returns SL_OK or
+ * SL_E_NOMEM. */
+int ftab_set_anchor(struct ftab *ft, uint32_t dir, struct anchor *a, struct sl_err *err);
+
+/* Open root directory dir's own name (its absolute path) as its anchor now
+ * (anchor_open with flags), for roots entered by name rather than walked
+ * (--files-from, the change journal's list, tests).  Returns SL_OK, or
+ * anchor_open's error. */
+int ftab_anchor_root(struct ftab *ft, uint32_t dir, unsigned flags, struct sl_err *err);
+
+/* Where file is opened: the anchor of its root, with its names below it
+ * appended to rel.  NULL when its root has none (every open of it then
+ * fails: nothing is opened by full path) or memory ran out (rel->oom). */
+const struct anchor *ftab_at(const struct ftab *ft, uint32_t file, struct strbuf *rel);
+
+/* Where directory dir is, as ftab_at says of a file ("" for a root). */
+const struct anchor *ftab_dir_at(const struct ftab *ft, uint32_t dir, struct strbuf *rel);
+
+/* The anchor of root directory dir, or NULL. */
+const struct anchor *ftab_at_dir(const struct ftab *ft, uint32_t dir);
+
+/* Where file is really read: on its pool's branch when it has one
+ * (ftab_set_via), else as ftab_at. */
+const struct anchor *ftab_read_at(const struct ftab *ft, uint32_t file, struct strbuf *rel);
+
+/* Read file on a pool's branch: rel below branch (a reference is taken);
+ * its whole path is the branch's path and rel.  Returns SL_OK or
+ * SL_E_NOMEM. */
+int ftab_set_via(struct ftab *ft, uint32_t file, struct anchor *branch, const char *rel,
+		 struct sl_err *err);
+/* The whole path of file on its pool's branch, or NULL. */
 const char *ftab_via(const struct ftab *ft, uint32_t file);
 
 /* A fragmented file's runs, in logical order (copied; n of them, replacing

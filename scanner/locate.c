@@ -48,22 +48,28 @@ static int inode_order(const struct ftab *ft, unsigned skip, struct key **keys, 
 	return SL_OK;
 }
 
-/* A path on each device, for dev_probe: grown as devices appear. */
+/* Something on each device, for dev_probe: grown as devices appear. */
 struct hints {
-	char **path;
+	struct hint {
+		const struct anchor *a;
+		char *rel;
+	} *v;
 	size_t cap;
 };
 
-static int note_hint(struct hints *h, size_t dev, const char *path)
+static int note_hint(struct hints *h, size_t dev, const struct anchor *a, const char *rel)
 {
 	size_t old = h->cap;
 	if (dev >= h->cap) {
-		if (sl_grow(&h->path, &h->cap, dev + 1, sizeof(*h->path)) != 0)
+		if (sl_grow(&h->v, &h->cap, dev + 1, sizeof(*h->v)) != 0)
 			return -1;
-		memset(h->path + old, 0, (h->cap - old) * sizeof(*h->path));
+		memset(h->v + old, 0, (h->cap - old) * sizeof(*h->v));
 	}
-	if (!h->path[dev] && !(h->path[dev] = strdup(path)))
-		return -1;
+	if (!h->v[dev].a) {
+		if (!(h->v[dev].rel = strdup(rel)))
+			return -1;
+		h->v[dev].a = a;
+	}
 	return 0;
 }
 
@@ -94,83 +100,109 @@ static int set_dev(struct ftab *ft, uint32_t i, uint64_t st_dev, struct sl_err *
 	return rc;
 }
 
-/* Each pass's step before touching file k: stop when cancelled, else its
- * path in *path. */
-static int next_path(const struct ftab *ft, uint32_t k, atomic_int *cancel, struct strbuf *path,
-		     struct sl_err *err)
+/* Where file k is opened (ftab_at: its root's anchor and its names below
+ * it, into rel; with read, ftab_read_at: on its pool's branch if it has
+ * one), and its path for messages.  Stops when cancelled.  *a is NULL when
+ * no anchor holds its root: nothing is then opened (fail closed). */
+static int where(const struct ftab *ft, uint32_t k, int read, atomic_int *cancel,
+		 const struct anchor **a, struct strbuf *rel, struct strbuf *path,
+		 struct sl_err *err)
 {
 	if (cancel && atomic_load(cancel))
 		return SL_FAIL(err, SL_E_CANCELLED, 0, "locate: cancelled");
+	sb_reset(rel);
 	sb_reset(path);
-	if (ftab_path(ft, k, path) != 0)
+	*a = read ? ftab_read_at(ft, k, rel) : ftab_at(ft, k, rel);
+	if (rel->oom || ftab_path(ft, k, path) != 0)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
 	return SL_OK;
 }
 
-/* The path file k is read at: its own, or its branch's (below). */
-static int read_path(const struct ftab *ft, uint32_t k, struct strbuf *path, struct sl_err *err)
+static int no_anchor(struct sl_err *fe)
 {
-	const char *via = ftab_via(ft, k);
-	if (!via)
-		return SL_OK;
-	sb_reset(path);
-	if (sb_adds(path, via) != 0)
-		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
-	return SL_OK;
+	return SL_FAIL(fe, SL_E_IO, 0, "open: its root is not held open (not walked)");
 }
 
 /* A file of a pool (mergerfs) is stat'ed, located and read on its branch,
  * so its identity, device and position are the real file's and its reader
- * the branch disk's (plan.h); *path becomes the branch path.  Whether a
- * file system is a pool is asked of its first file. */
-static int pool_branch(struct ftab *ft, uint32_t k, struct strbuf *path, struct sl_err *err)
+ * the branch disk's (plan.h).  Whether a file system is such a pool is
+ * asked of the mount table when its first file comes (extents.h says which
+ * pools are believed); a file whose branch the pool does not tell is read
+ * through the pool.  On success *a and *rel say the branch's. */
+static int pool_branch(struct ftab *ft, uint32_t k, struct ext_pool **pools,
+		       const struct anchor **a, struct strbuf *rel, struct sl_err *err)
 {
 	struct ft_dev *d = &ft->devs[ft->files[k].dev];
-	char buf[4096];
-	int r;
+	struct strbuf below = STRBUF_INIT;
+	struct anchor *branch;
+	struct sl_err fe;
+	int rc;
 
-	if (d->pool == 0)
+	if (d->pool == -1) {
+		rc = ext_pool_open(d->st_dev, &pools[ft->files[k].dev], err);
+		if (rc != SL_OK)
+			return rc;
+		d->pool = pools[ft->files[k].dev] != NULL;
+	}
+	if (d->pool != 1 || !*a)
 		return SL_OK;
-	r = ext_pool_branch(path->p, buf, sizeof(buf));
-	if (d->pool == -1)
-		d->pool = r == 1;
-	if (r != 1)
-		return SL_OK; /* no pool file, or its branch path too long: its own path */
-	if (ftab_set_via(ft, k, buf, err) != SL_OK)
-		return SL_E_NOMEM;
-	return read_path(ft, k, path, err);
+	rc = ext_pool_branch(pools[ft->files[k].dev], *a, rel->p, &branch, &below, &fe);
+	if (rc == SL_E_NOMEM) {
+		sb_free(&below);
+		*err = fe;
+		return rc;
+	}
+	if (rc == SL_OK)
+		rc = ftab_set_via(ft, k, branch, below.p, err);
+	else
+		rc = SL_OK; /* read through the pool: slower, not wrong */
+	sb_free(&below);
+	if (rc == SL_OK && ftab_via(ft, k)) {
+		sb_reset(rel);
+		*a = ftab_read_at(ft, k, rel);
+		if (rel->oom)
+			rc = SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
+	}
+	return rc;
 }
 
 int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,
 		atomic_int *cancel, struct sl_err *err)
 {
-	struct strbuf path = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT, rel = STRBUF_INIT;
 	struct hints hints = {NULL, 0};
 	struct dev_info *info = NULL;
+	struct ext_pool **pools = NULL;
 	struct key *keys = NULL;
-	size_t i, n = 0;
+	size_t i, n = 0, npools = ft->ndevs;
 	int rc;
 
 	memset(st, 0, sizeof(*st));
 	*devs = NULL;
 	ft->stat_begin_ns = sys_wall_ns();
 	rc = inode_order(ft, FT_FAILED, &keys, &n, err);
+	/* the walk's devices; a file found elsewhere (set_dev) is no pool's */
+	if (rc == SL_OK && npools && !(pools = calloc(npools, sizeof(*pools))))
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
 	for (i = 0; i < n && rc == SL_OK; i++) {
 		uint32_t k = keys[i].idx;
+		const struct anchor *a;
 		struct ext_result r;
 		struct sl_err fe;
 		int frc;
 
-		if ((rc = next_path(ft, k, cancel, &path, err)) != SL_OK ||
-		    (rc = pool_branch(ft, k, &path, err)) != SL_OK)
+		if ((rc = where(ft, k, 0, cancel, &a, &rel, &path, err)) != SL_OK)
 			break;
-		frc = ext_stat(path.p, &r, &fe);
+		if (ft->files[k].dev < npools &&
+		    (rc = pool_branch(ft, k, pools, &a, &rel, err)) != SL_OK)
+			break;
+		frc = a ? ext_stat(a, rel.p, &r, &fe) : no_anchor(&fe);
 		if (frc != SL_OK) {
 			rc = failed(ft, k, frc, &fe, path.p, st, err);
 			continue;
 		}
 		rc = set_dev(ft, k, r.dev, err);
-		if (rc == SL_OK && note_hint(&hints, ft->files[k].dev, path.p) != 0)
+		if (rc == SL_OK && note_hint(&hints, ft->files[k].dev, a, rel.p) != 0)
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
 		if (rc != SL_OK)
 			break;
@@ -190,30 +222,37 @@ int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st
 	/* a device none of whose files was stat'ed (all gone, or none): a
 	 * directory on it stands in */
 	for (i = 0; rc == SL_OK && i < ft->ndevs; i++) {
-		if ((i < hints.cap && hints.path[i]) || ft->devs[i].dir == FT_NONE)
+		const struct anchor *a;
+		if ((i < hints.cap && hints.v[i].a) || ft->devs[i].dir == FT_NONE)
 			continue;
-		sb_reset(&path);
-		if (ftab_dir_path(ft, ft->devs[i].dir, &path) != 0 ||
-		    note_hint(&hints, i, path.p) != 0)
+		sb_reset(&rel);
+		a = ftab_dir_at(ft, ft->devs[i].dir, &rel);
+		if (rel.oom || (a && note_hint(&hints, i, a, rel.p) != 0))
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
 	}
 	if (rc == SL_OK && ft->ndevs) {
 		info = calloc(ft->ndevs, sizeof(*info));
 		if (!info)
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
-		for (i = 0; rc == SL_OK && i < ft->ndevs; i++)
-			rc = dev_probe(ft->devs[i].st_dev, i < hints.cap ? hints.path[i] : NULL,
+		for (i = 0; rc == SL_OK && i < ft->ndevs; i++) {
+			const struct hint *h = i < hints.cap ? &hints.v[i] : NULL;
+			rc = dev_probe(ft->devs[i].st_dev, h ? h->a : NULL, h && h->a ? h->rel : "",
 				       &info[i], err);
+		}
 	}
 	if (rc == SL_OK)
 		*devs = info;
 	else
 		free(info);
 	for (i = 0; i < hints.cap; i++)
-		free(hints.path[i]);
-	free(hints.path);
+		free(hints.v[i].rel);
+	free(hints.v);
+	for (i = 0; pools && i < npools; i++)
+		ext_pool_free(pools[i]);
+	free(pools);
 	free(keys);
 	sb_free(&path);
+	sb_free(&rel);
 	return rc;
 }
 
@@ -261,8 +300,9 @@ static int map_file(struct ftab *ft, const struct chunkmap *m, uint32_t i, int a
 /* btrfs answers logical addresses: make the positions of device d's files
  * offsets on its device through the chunk map, all of them or (when one
  * cannot be) none, so that one order holds for the device (chunkmap.h). */
-static int map_logical(struct ftab *ft, uint16_t d, struct strbuf *path, struct sl_err *err)
+static int map_logical(struct ftab *ft, uint16_t d, struct strbuf *rel, struct sl_err *err)
 {
+	const struct anchor *a;
 	struct chunkmap m;
 	struct sl_err ce;
 	size_t i, first = FT_NONE;
@@ -273,12 +313,11 @@ static int map_logical(struct ftab *ft, uint16_t d, struct strbuf *path, struct 
 			first = i;
 	if (first == FT_NONE)
 		return SL_OK;
-	sb_reset(path);
-	if (ftab_path(ft, (uint32_t)first, path) != 0)
+	sb_reset(rel);
+	a = ftab_read_at(ft, (uint32_t)first, rel);
+	if (rel->oom)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
-	if ((rc = read_path(ft, (uint32_t)first, path, err)) != SL_OK)
-		return rc;
-	rc = chunkmap_read(path->p, &m, &ce);
+	rc = a ? chunkmap_read(a, rel->p, &m, &ce) : SL_FAIL(&ce, SL_E_IO, 0, "no anchor");
 	if (rc == SL_E_UNSUPPORTED)
 		return SL_OK; /* not btrfs: positions are the device's already */
 	if (rc == SL_E_NOMEM)
@@ -302,10 +341,17 @@ static int map_logical(struct ftab *ft, uint16_t d, struct strbuf *path, struct 
 	return SL_OK;
 }
 
+/* Whether what the extent pass opened is the file the stat pass saw. */
+static int same_file(const struct ftab *ft, const struct ft_file *f, const struct ext_result *r)
+{
+	return r->ino == f->ino && r->dev == ft->devs[f->dev].st_dev &&
+	       !(r->btime_ns && f->btime_ns && r->btime_ns != f->btime_ns);
+}
+
 int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		   struct sl_err *err)
 {
-	struct strbuf path = STRBUF_INIT;
+	struct strbuf path = STRBUF_INIT, rel = STRBUF_INIT;
 	struct ext_runs runs = {NULL, 0, 0};
 	struct key *keys = NULL;
 	size_t i, n = 0;
@@ -316,6 +362,7 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 	for (i = 0; i < n && rc == SL_OK; i++) {
 		uint32_t k = keys[i].idx;
 		struct ft_file *f = &ft->files[k];
+		const struct anchor *a;
 		struct ft_dev *d;
 		struct ext_result r;
 		struct sl_err fe;
@@ -327,11 +374,14 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 			f->flags = (uint16_t)((f->flags & ~WHERE_FLAGS) | FT_NOEXT);
 			continue;
 		}
-		if ((rc = next_path(ft, k, cancel, &path, err)) != SL_OK ||
-		    (rc = read_path(ft, k, &path, err)) != SL_OK)
+		if ((rc = where(ft, k, 1, cancel, &a, &rel, &path, err)) != SL_OK)
 			break;
 		d = &ft->devs[f->dev];
-		frc = ext_locate(path.p, ask_mode(d), &r, &runs, &fe);
+		frc = a ? ext_locate(a, rel.p, ask_mode(d), &r, &runs, &fe) : no_anchor(&fe);
+		/* another file than the stat pass saw (and the diff judged):
+		 * an error now, a fresh look next scan (docs/security.md) */
+		if (frc == SL_OK && (f->flags & FT_STATED) && !same_file(ft, f, &r))
+			frc = SL_FAIL(&fe, SL_E_IO, 0, "open: replaced since the walk");
 		if (frc != SL_OK) {
 			/* vanished between the passes: not counted twice */
 			if (f->flags & FT_STATED) {
@@ -381,10 +431,11 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 	}
 	for (i = 0; i < ft->ndevs && rc == SL_OK; i++)
 		if (ft->devs[i].extents == 1 && ft->devs[i].by == FT_BY_MAP)
-			rc = map_logical(ft, (uint16_t)i, &path, err);
+			rc = map_logical(ft, (uint16_t)i, &rel, err);
 	free(runs.v);
 	free(keys);
 	sb_free(&path);
+	sb_free(&rel);
 	return rc;
 }
 
@@ -398,5 +449,45 @@ int locate_all(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,
 		free(*devs);
 		*devs = NULL;
 	}
+	return rc;
+}
+
+void locate_release(struct ftab *ft)
+{
+	size_t i;
+	for (i = 0; i < ft->nanchors; i++)
+		anchor_release(ft->anchors[i]);
+}
+
+int locate_retake(struct ftab *ft, struct sl_err *err)
+{
+	struct strbuf rel = STRBUF_INIT;
+	size_t i, k;
+	int rc = SL_OK;
+
+	for (i = 0; rc == SL_OK && i < ft->nanchors; i++)
+		rc = anchor_retake(ft->anchors[i], err);
+	for (i = 0; rc == SL_OK && i < ft->ndevs; i++) {
+		for (k = 0; k < ft->nfiles; k++) {
+			const struct ft_file *f = &ft->files[k];
+			const struct anchor *a;
+			struct ext_result r;
+			struct sl_err fe;
+
+			if (f->dev != i || !(f->flags & FT_STATED) || (f->flags & FT_FAILED))
+				continue;
+			sb_reset(&rel);
+			a = ftab_read_at(ft, (uint32_t)k, &rel);
+			if (rel.oom) {
+				rc = SL_FAIL(err, SL_E_NOMEM, 0, "locate: out of memory");
+				break;
+			}
+			if (a && ext_stat(a, rel.p, &r, &fe) == SL_OK && r.ino == f->ino) {
+				ft->devs[i].st_dev = r.dev;
+				break;
+			}
+		}
+	}
+	sb_free(&rel);
 	return rc;
 }

@@ -39,6 +39,15 @@ int locate_stat(struct ftab *ft, struct dev_info **devs, struct locate_stats *st
 int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		   struct sl_err *err);
 
+/* Let go of every anchor ft holds, so that a file system can be
+ * unmounted and mounted again (bench --cold-cmd), then take them again
+ * (anchor_retake) and follow each device to the number its mount has now,
+ * as one file of it, stat'ed again, says (btrfs and FUSE get new numbers
+ * at every mount; the identity checks compare them).  locate_retake
+ * returns SL_OK, SL_E_IO (a root leads elsewhere now) or SL_E_NOMEM. */
+void locate_release(struct ftab *ft);
+int locate_retake(struct ftab *ft, struct sl_err *err);
+
 /* Both passes, for every file. */
 int locate_all(struct ftab *ft, struct dev_info **devs, struct locate_stats *st,
 	       atomic_int *cancel, struct sl_err *err);

@@ -51,3 +51,18 @@ int walk_excluded(const struct excl *x, const char *dir, const char *name, struc
 	sb_addf(full, "%s%s%s", dir, n && dir[n - 1] == '/' ? "" : "/", name);
 	return !full->oom && ex_match(x, full->p, name);
 }
+
+int walk_canonical(const char *root, struct strbuf *out, struct sl_err *err)
+{
+	struct anchor *a;
+	int rc = anchor_open(root, ANCHOR_FILE, &a, err);
+
+	if (rc != SL_OK)
+		return rc;
+	sb_reset(out);
+	sb_adds(out, anchor_path(a));
+	anchor_free(a);
+	if (out->oom)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	return SL_OK;
+}

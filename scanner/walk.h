@@ -16,6 +16,7 @@
 #include <stdatomic.h>
 #include <stdint.h>
 
+#include "common/anchor.h"
 #include "common/err.h"
 #include "scanner/exclude.h"
 #include "scanner/ftab.h"
@@ -51,12 +52,15 @@ struct walk_stats {
 	uint64_t dir_errors;
 };
 
-/* Walk one root (a directory or a single file; relative paths are made
- * absolute) and append what it holds to ft.  Per-directory failures are
- * recorded in ft and counted in st->dir_errors.  Returns SL_OK; SL_E_IO when
- * the root itself cannot be opened; SL_E_NOMEM/SL_E_RESOURCE when the walk had
- * to stop; SL_E_CANCELLED when o->cancel was set. */
-int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
+/* Walk one root, a folder or a single file resolved once already
+ * (anchor_open with ANCHOR_FILE, and ANCHOR_CROSS_FS for o->cross_fs), and
+ * append what it holds to ft, which takes a reference to the anchor: every
+ * file below it is opened relative to it from then on.  Per-directory
+ * failures are recorded in ft and counted in st->dir_errors.  Returns
+ * SL_OK; SL_E_IO when the root itself cannot be listed; SL_E_NOMEM/
+ * SL_E_RESOURCE when the walk had to stop; SL_E_CANCELLED when o->cancel
+ * was set. */
+int walk_root(struct ftab *ft, struct anchor *root, const struct walk_opts *o,
 	      struct walk_stats *st, struct sl_err *err);
 
 /* For walk_linux.c and walk_win.c (walk.c): record directory `dir` as a
@@ -78,9 +82,9 @@ int walk_excluded(const struct excl *x, const char *dir, const char *name, struc
 /* Whether (dev, ino) is one of o->skip (ino 0: unknown, never skipped). */
 int walk_skipped(const struct walk_opts *o, uint64_t dev, uint64_t ino);
 
-/* Canonical absolute form of a root as the user named it (sys_abs_path:
- * links in the root path itself are resolved; Windows: names in the disk's
- * case).  Returns SL_OK or SL_E_IO. */
+/* Canonical absolute form of a root as the user named it (anchor_open:
+ * links in the root path itself are resolved, as root only links root
+ * owns; Windows: names in the disk's case).  Returns SL_OK or SL_E_IO. */
 int walk_canonical(const char *root, struct strbuf *out, struct sl_err *err);
 
 #endif

@@ -3,7 +3,9 @@
  * not fill it in). */
 #include "scanner/walk.h"
 
+#include "common/anchor_linux.h"
 #include "common/sys.h"
+#include "common/sys_posix.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -194,72 +196,56 @@ static int walk_dir(struct walker *w, int fd, uint32_t dir, uint64_t dev, uint16
 	return rc;
 }
 
-int walk_canonical(const char *root, struct strbuf *out, struct sl_err *err)
-{
-	char *abs = realpath(root, NULL);
-
-	if (!abs && errno == ENOMEM)
-		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
-	if (!abs)
-		return SL_FAIL(err, SL_E_IO, errno, "cannot access '%s'", root);
-	sb_reset(out);
-	sb_adds(out, abs);
-	free(abs);
-	if (out->oom)
-		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
-	return SL_OK;
-}
-
-/* A single file named as a root: its parent directory becomes the root entry. */
-static int add_single_file(struct walker *w, const char *abs, const struct stat *st,
+/* A single file named as a root: its folder becomes the root entry. */
+static int add_single_file(struct walker *w, const struct anchor *a, uint32_t *dir,
 			   struct sl_err *err)
 {
-	const char *slash = strrchr(abs, '/');
-	size_t plen = (size_t)(slash - abs);
+	const char *leaf = anchor_leaf(a), *dpath = anchor_dir_path(a);
+	struct stat st;
 	uint16_t devidx;
-	uint32_t dir;
+	int64_t bt;
 	int rc;
 
-	rc = ftab_dev(w->ft, (uint64_t)st->st_dev, &devidx, err);
+	if (sys_statx(anchor_fd(a), leaf, AT_SYMLINK_NOFOLLOW, &st, &bt) != 0)
+		return SL_FAIL(err, SL_E_IO, errno, "stat root '%s'", anchor_path(a));
+	if (!S_ISREG(st.st_mode))
+		return SL_FAIL(err, SL_E_IO, 0, "root '%s' is no longer a regular file",
+			       anchor_path(a));
+	rc = ftab_dev(w->ft, (uint64_t)st.st_dev, &devidx, err);
 	if (rc == SL_OK)
-		rc = ftab_add_dir(w->ft, FT_NONE, plen ? abs : "/", plen ? plen : 1, &dir, err);
+		rc = ftab_add_dir(w->ft, FT_NONE, dpath, strlen(dpath), dir, err);
 	if (rc == SL_OK)
-		rc = ftab_add_file(w->ft, dir, slash + 1, strlen(slash + 1), (uint64_t)st->st_ino,
-				   devidx, NULL, err);
+		rc = ftab_add_file(w->ft, *dir, leaf, strlen(leaf), (uint64_t)st.st_ino, devidx, NULL,
+				   err);
 	if (rc == SL_OK)
 		w->st->files++;
 	return rc;
 }
 
-int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
+int walk_root(struct ftab *ft, struct anchor *a, const struct walk_opts *o,
 	      struct walk_stats *st, struct sl_err *err)
 {
 	struct walker w = {ft, o, st, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT};
-	struct strbuf abs = STRBUF_INIT;
 	struct stat sb;
 	uint16_t devidx;
-	uint32_t dir;
+	uint32_t dir = FT_NONE;
 	int fd = -1, rc, r;
 
-	rc = walk_canonical(root, &abs, err);
-	if (rc != SL_OK)
+	if (anchor_leaf(a)) {
+		rc = add_single_file(&w, a, &dir, err);
+		if (rc == SL_OK)
+			rc = ftab_set_anchor(ft, dir, a, err);
 		goto out;
-	fd = open(abs.p, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+	}
+	/* listed through the anchor itself: the folder the reads will be
+	 * relative to is the one walked */
+	fd = openat(anchor_fd(a), ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0) {
-		rc = SL_FAIL(err, sl_errno_class(errno), errno, "open root '%s'", abs.p);
+		rc = SL_FAIL(err, sl_errno_class(errno), errno, "open root '%s'", anchor_path(a));
 		goto out;
 	}
 	if (fstat(fd, &sb) != 0) {
-		rc = SL_FAIL(err, SL_E_IO, errno, "stat root '%s'", abs.p);
-		goto out;
-	}
-	if (S_ISREG(sb.st_mode)) {
-		rc = add_single_file(&w, abs.p, &sb, err);
-		goto out;
-	}
-	if (!S_ISDIR(sb.st_mode)) {
-		rc = SL_FAIL(err, SL_E_IO, 0, "root '%s' is neither a directory nor a regular file",
-			     abs.p);
+		rc = SL_FAIL(err, SL_E_IO, errno, "stat root '%s'", anchor_path(a));
 		goto out;
 	}
 	r = ftab_seen_dir(ft, (uint64_t)sb.st_dev, (uint64_t)sb.st_ino);
@@ -273,7 +259,7 @@ int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 		goto out;
 	}
 	if (paths(&w)) {
-		sb_adds(&w.path, abs.p);
+		sb_adds(&w.path, anchor_path(a));
 		if (w.path.oom) {
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
 			goto out;
@@ -281,7 +267,9 @@ int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 	}
 	rc = ftab_dev(ft, (uint64_t)sb.st_dev, &devidx, err);
 	if (rc == SL_OK)
-		rc = ftab_add_dir(ft, FT_NONE, abs.p, abs.len, &dir, err);
+		rc = ftab_add_dir(ft, FT_NONE, anchor_path(a), strlen(anchor_path(a)), &dir, err);
+	if (rc == SL_OK)
+		rc = ftab_set_anchor(ft, dir, a, err);
 	if (rc == SL_OK)
 		ftab_dev_dir(ft, devidx, dir);
 	if (rc == SL_OK) {
@@ -291,7 +279,6 @@ int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 out:
 	if (fd >= 0)
 		close(fd);
-	sb_free(&abs);
 	sb_free(&w.msg);
 	sb_free(&w.path);
 	sb_free(&w.full);

@@ -305,18 +305,7 @@ static int walk_dir(struct walker *w, HANDLE h, uint32_t dir, uint64_t dev, uint
 	return rc;
 }
 
-int walk_canonical(const char *root, struct strbuf *out, struct sl_err *err)
-{
-	int e = sys_abs_path(root, out);
-
-	if (e == ENOMEM)
-		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
-	if (e)
-		return SL_FAIL(err, SL_E_IO, e, "cannot access '%s'", root);
-	return SL_OK;
-}
-
-int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
+int walk_root(struct ftab *ft, struct anchor *a, const struct walk_opts *o,
 	      struct walk_stats *st, struct sl_err *err)
 {
 	struct walker w = {ft, o, st, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, NULL};
@@ -328,9 +317,11 @@ int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 	DWORD e;
 	int rc, r;
 
-	rc = walk_canonical(root, &w.path, err);
-	if (rc != SL_OK)
+	sb_adds(&w.path, anchor_path(a));
+	if (w.path.oom) {
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
 		goto out;
+	}
 	h = open_dir(w.path.p, 1, &e);
 	if (h == INVALID_HANDLE_VALUE) {
 		rc = SL_FAIL(err, sl_errno_class(win_errno(e)), win_errno(e), "open root '%s'",
@@ -356,6 +347,8 @@ int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 		CloseHandle(h);
 		rc = ftab_add_dir(ft, FT_NONE, w.path.p, plen == 2 ? 3 : plen, &dir, err);
 		if (rc == SL_OK)
+			rc = ftab_set_anchor(ft, dir, a, err);
+		if (rc == SL_OK)
 			rc = ftab_add_file(ft, dir, slash + 1, strlen(slash + 1), ino, devidx, NULL,
 					   err);
 		if (rc == SL_OK)
@@ -376,6 +369,8 @@ int walk_root(struct ftab *ft, const char *root, const struct walk_opts *o,
 	w.buf = malloc(LIST_BUF);
 	rc = w.buf ? ftab_add_dir(ft, FT_NONE, w.path.p, w.path.len, &dir, err)
 		   : SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
+	if (rc == SL_OK)
+		rc = ftab_set_anchor(ft, dir, a, err);
 	if (rc == SL_OK) {
 		ftab_dev_dir(ft, devidx, dir);
 		rc = walk_dir(&w, h, dir, dev, devidx, 0, err);

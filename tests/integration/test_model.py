@@ -25,6 +25,12 @@ compute (os.walk, os.stat, xxh128sum, SQLite's own integrity check):
     the summary counts how many checks were made.
 After a killed or disturbed scan: its exit status (when it was not killed)
 is 0 or 1, the database passes integrity_check and has no path twice.
+Other scans are raced: while they read, a few folders are swapped again and
+again with links to folders outside the tree holding files of the same
+names; afterwards no record may hold an outside file's hash or a path
+outside the root (docs/security.md); lineage is left open until the next
+check (a file whose stat the raced scan refused is known by its path only,
+so a renamed one loses its record), contents are not.
 
 On a failure it prints the seed and the operations since the last good
 check, and stops.
@@ -40,6 +46,7 @@ a long campaign.
 """
 import argparse
 import collections
+import ctypes
 import filecmp
 import os
 import random
@@ -744,6 +751,71 @@ def wait_reading(pid, root):
     return
 
 
+LIBC = ctypes.CDLL(None, use_errno=True)
+
+
+def raced_scan(m, db, cfg, root, outside):
+    """A scan during whose reads a few folders of the tree are swapped, again
+    and again, with links to folders outside it holding files of the same
+    names (renameat2 RENAME_EXCHANGE; docs/security.md): no record may ever
+    hold a byte, size or hash of those.  Every swap is undone before the
+    scan's records are checked, so the tree is the model's again."""
+    cands = [d for d in live_dirs(m) if d not in (m.root, m.other)
+             and not d.startswith(m.other + "/")]
+    chosen = []
+    for d in rng.sample(cands, len(cands)):
+        if len(chosen) < 4 and not any(d.startswith(c + "/") or c.startswith(d + "/")
+                                       for c in chosen):
+            chosen.append(d)
+    pairs, hashes = [], set()
+    shutil.rmtree(outside, ignore_errors=True)
+    for i, d in enumerate(chosen):
+        target = os.path.join(outside, str(i))
+        os.makedirs(target)
+        for name in os.listdir(d):
+            write(os.path.join(target, name), b"OUTSIDE %d %s" % (i, name.encode()))
+        link = d + ".race"
+        os.symlink(target, link)
+        pairs.append((d.encode(), link.encode()))
+    hashes = set(xxh128([os.path.join(r, f) for r, _, fs in os.walk(outside) for f in fs])
+                 .values())
+    flips = [0] * len(pairs)
+    p = subprocess.Popen(scan_cmd(db, cfg, root), stdout=subprocess.DEVNULL,
+                         stderr=subprocess.PIPE, text=True)
+    wait_reading(p.pid, root)
+    while p.poll() is None:
+        for k, (a, b) in enumerate(pairs):
+            if LIBC.renameat2(-100, a, -100, b, 2) == 0:
+                flips[k] ^= 1
+    for k, (a, b) in enumerate(pairs):
+        if flips[k]:
+            LIBC.renameat2(-100, a, -100, b, 2)
+        os.unlink(b)
+    _, errs = p.communicate()
+    # a file whose stat or open this scan refused (a link on its way) is
+    # known only by its path: a record it would have followed by identity
+    # stays behind, may be marked deleted or taken over by content (a move
+    # across file systems), and the next scan indexes the file anew
+    # (diff.c).  What records are kept is left open until the next check;
+    # what they hold is checked as strictly as ever
+    for o in m.tree.values():
+        o.touched = True
+    m.ops.append("-- raced scan (%d folders swapped with outside links), exit %d" %
+                 (len(pairs), p.returncode))
+    m.stats["raced scans"] += 1
+    weak_checks(m, db, dbdir_of(db), p.returncode, "raced")
+    leaked = db_read(db, "SELECT path, content_hash FROM files WHERE deleted_at IS NULL")
+    bad = [r for r in leaked if r[1] in hashes or not r[0].startswith(root + "/")]
+    if bad:
+        raise Failure("raced scan: bytes from outside the tree: %s" % bad[:5])
+    m.stats["raced: records with an error"] += db_read(
+        db, "SELECT count(*) FROM files WHERE deleted_at IS NULL AND error IS NOT NULL")[0][0]
+
+
+def dbdir_of(db):
+    return os.path.dirname(db)
+
+
 def last_scan_id(db):
     r = db_read(db, "SELECT max(id) FROM scans")
     return r[0][0] or 0
@@ -823,6 +895,8 @@ def main():
                     weak_checks(m, db, dbdir, p.returncode, "disturbed")
                     if p.returncode not in (0, 1):
                         raise Failure("disturbed scan: " + errs[-600:])
+                elif kind < 0.33:
+                    raced_scan(m, db, cfg, root, os.path.join(work, "outside"))
                 rc, err, wall = run_scan(db, cfg, root)
                 est = max(0.02, 0.7 * est + 0.3 * wall)
                 m.ops.append("-- scan, exit %d" % rc)

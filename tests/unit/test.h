@@ -9,6 +9,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "common/anchor.h"
+#include "scanner/walk.h"
+
 static int t_failures;
 static int t_checks;
 
@@ -55,6 +58,44 @@ static inline int t_done(void)
 {
 	fprintf(stderr, "%d checks, %d failed\n", t_checks, t_failures);
 	return t_failures ? 1 : 0;
+}
+
+/* The folder of path held as an anchor (anchor.h, as a scan holds its
+ * roots), *name pointing at path's last name.  Exits when it cannot be
+ * opened.  anchor_free it. */
+static inline struct anchor *t_anchor(const char *path, const char **name)
+{
+	const char *slash = strrchr(path, '/');
+	char dir[4096];
+	struct anchor *a;
+	struct sl_err e;
+	size_t n = slash ? (size_t)(slash - path) : 0;
+
+	if (!slash || n >= sizeof(dir)) {
+		fprintf(stderr, "t_anchor: no folder in %s\n", path);
+		exit(2);
+	}
+	memcpy(dir, path, n ? n : 1);
+	dir[n ? n : 1] = '\0';
+	if (anchor_open(dir, 0, &a, &e) != SL_OK) {
+		fprintf(stderr, "t_anchor: %s\n", e.msg);
+		exit(2);
+	}
+	*name = slash + 1;
+	return a;
+}
+
+/* walk_root of the root named path, resolved as prep_roots does. */
+static inline int t_walk_root(struct ftab *ft, const char *path, const struct walk_opts *o,
+			      struct walk_stats *st, struct sl_err *e)
+{
+	struct anchor *a;
+	int rc = anchor_open(path, ANCHOR_FILE | (o->cross_fs ? ANCHOR_CROSS_FS : 0), &a, e);
+	if (rc != SL_OK)
+		return rc;
+	rc = walk_root(ft, a, o, st, e);
+	anchor_free(a);
+	return rc;
 }
 
 /* The platform part (tplat_posix.c, tplat_win.c, chosen by CMake). */

@@ -7,6 +7,17 @@
 #include "scanner/device.h"
 #include "tests/unit/test.h"
 
+/* dev_probe with something at path (NULL: nothing) as its hint, found
+ * below its folder held as a root is */
+static int probe(uint64_t st_dev, const char *path, struct dev_info *d, struct sl_err *e)
+{
+	const char *name = "";
+	struct anchor *a = path ? t_anchor(path, &name) : NULL;
+	int rc = dev_probe(st_dev, a, name, d, e);
+	anchor_free(a);
+	return rc;
+}
+
 static void test_root_fs(void)
 {
 	struct stat st;
@@ -15,7 +26,7 @@ static void test_root_fs(void)
 	char num[32];
 
 	CHECK(stat("/", &st) == 0);
-	CHECK_INT(dev_probe((uint64_t)st.st_dev, "/", &d, &e), SL_OK);
+	CHECK_INT(probe((uint64_t)st.st_dev, "/", &d, &e), SL_OK);
 	CHECK_INT(d.st_dev, st.st_dev);
 	CHECK(strcmp(d.fstype, "?") != 0);
 	CHECK_STR(d.mount, "/");
@@ -39,7 +50,7 @@ static void test_tmpfs(void)
 		fprintf(stderr, "skip: no /dev/shm\n");
 		return;
 	}
-	CHECK_INT(dev_probe((uint64_t)st.st_dev, "/dev/shm", &d, &e), SL_OK);
+	CHECK_INT(probe((uint64_t)st.st_dev, "/dev/shm", &d, &e), SL_OK);
 	CHECK_STR(d.fstype, "tmpfs");
 	CHECK_STR(d.disk, "");
 	CHECK_INT(d.rotational, -1);
@@ -56,14 +67,14 @@ static void test_vanished_hint(void)
 	struct sl_err e;
 
 	CHECK(stat("/dev/shm", &st) == 0);
-	CHECK_INT(dev_probe((uint64_t)st.st_dev, "/dev/shm", &a, &e), SL_OK);
-	CHECK_INT(dev_probe((uint64_t)st.st_dev, "/dev/shm/seekless-no-such-file", &b, &e), SL_OK);
+	CHECK_INT(probe((uint64_t)st.st_dev, "/dev/shm", &a, &e), SL_OK);
+	CHECK_INT(probe((uint64_t)st.st_dev, "/dev/shm/seekless-no-such-file", &b, &e), SL_OK);
 	CHECK_STR(b.fs_id, a.fs_id);
 	CHECK(strncmp(b.fs_id, "dev:", 4) != 0);
 	/* the root file system: a block device, so a better name (by UUID, as
 	 * root) keeps the statfs one beside it */
 	CHECK(stat("/", &st) == 0);
-	CHECK_INT(dev_probe((uint64_t)st.st_dev, "/no/such/file", &a, &e), SL_OK);
+	CHECK_INT(probe((uint64_t)st.st_dev, "/seekless-no-such-file", &a, &e), SL_OK);
 	if (strncmp(a.fs_id, "uuid:", 5) == 0)
 		CHECK(strncmp(a.fs_alt, "fsid:", 5) == 0);
 	else
@@ -75,7 +86,7 @@ static void test_unknown(void)
 	struct dev_info d;
 	struct sl_err e;
 	/* a device number nothing is mounted from, and no hint */
-	CHECK_INT(dev_probe(0xfffff, NULL, &d, &e), SL_OK);
+	CHECK_INT(probe(0xfffff, NULL, &d, &e), SL_OK);
 	CHECK_INT(d.rotational, -1);
 	CHECK_STR(d.fstype, "?");
 }

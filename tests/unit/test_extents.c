@@ -5,9 +5,21 @@
 #include <unistd.h>
 #include <sys/stat.h>
 
+#include "scanner/chunkmap.h"
 #include "scanner/extents.h"
 #include "scanner/ftab.h"
 #include "tests/unit/test.h"
+
+/* ext_locate of the file at path, below its folder held as a root is */
+static int locate_path(const char *path, enum ext_mode mode, struct ext_result *r,
+		       struct sl_err *e)
+{
+	const char *name;
+	struct anchor *a = t_anchor(path, &name);
+	int rc = ext_locate(a, name, mode, r, NULL, e);
+	anchor_free(a);
+	return rc;
+}
 
 static void test_regular(void)
 {
@@ -25,7 +37,7 @@ static void test_regular(void)
 	fsync(fd); /* allocate, so the position is known */
 	close(fd);
 	stat(p, &st);
-	CHECK_INT(ext_locate(p, EXT_ASK, &r, NULL, &e), SL_OK);
+	CHECK_INT(locate_path(p, EXT_ASK, &r, &e), SL_OK);
 	CHECK_INT(r.size, 300000);
 	CHECK_INT(r.ino, st.st_ino);
 	CHECK_INT(r.dev, st.st_dev);
@@ -39,29 +51,29 @@ static void test_regular(void)
 		CHECK(r.fragments >= 1);
 	}
 	/* query 0: the device is known to have no map, do not ask */
-	CHECK_INT(ext_locate(p, EXT_NONE, &r, NULL, &e), SL_OK);
+	CHECK_INT(locate_path(p, EXT_NONE, &r, &e), SL_OK);
 	CHECK(r.flags & FT_NOEXT);
 	CHECK_INT(r.noext_errno, 0);
 
 	snprintf(p, sizeof(p), "%s/empty", dir);
 	t_write(p, "", 0);
-	CHECK_INT(ext_locate(p, EXT_ASK, &r, NULL, &e), SL_OK);
+	CHECK_INT(locate_path(p, EXT_ASK, &r, &e), SL_OK);
 	CHECK_INT(r.size, 0);
 	CHECK(r.flags & (FT_EMPTY | FT_NOEXT));
 	CHECK(!(r.flags & FT_LOCATED));
 
 	snprintf(p, sizeof(p), "%s/gone", dir);
-	CHECK_INT(ext_locate(p, EXT_ASK, &r, NULL, &e), SL_E_IO);
+	CHECK_INT(locate_path(p, EXT_ASK, &r, &e), SL_E_IO);
 	CHECK(strstr(e.msg, "open: No such file") == e.msg);
 
 	snprintf(p, sizeof(p), "%s/fifo", dir);
 	mkfifo(p, 0644);
-	CHECK_INT(ext_locate(p, EXT_ASK, &r, NULL, &e), SL_E_IO); /* returns at once: O_NONBLOCK */
+	CHECK_INT(locate_path(p, EXT_ASK, &r, &e), SL_E_IO); /* returns at once: O_NONBLOCK */
 	CHECK(strstr(e.msg, "no longer a regular file") != NULL);
 
 	snprintf(p, sizeof(p), "%s/link", dir);
 	CHECK(symlink("f", p) == 0);
-	CHECK_INT(ext_locate(p, EXT_ASK, &r, NULL, &e), SL_E_IO);
+	CHECK_INT(locate_path(p, EXT_ASK, &r, &e), SL_E_IO);
 	CHECK(strstr(e.msg, "symbolic link") != NULL);
 
 	free(data);
@@ -82,7 +94,7 @@ static void test_tmpfs(void)
 	}
 	CHECK(write(fd, "hello", 5) == 5);
 	close(fd);
-	CHECK_INT(ext_locate(p, EXT_ASK, &r, NULL, &e), SL_OK);
+	CHECK_INT(locate_path(p, EXT_ASK, &r, &e), SL_OK);
 	CHECK(r.flags & FT_NOEXT);
 	CHECK(r.noext_errno != 0);
 	CHECK(!(r.flags & FT_LOCATED));
@@ -90,9 +102,34 @@ static void test_tmpfs(void)
 	unlink(p);
 }
 
+static void test_chunkmap_not_btrfs(void)
+{
+	char p[] = "/dev/shm/seekless-cm-XXXXXX";
+	struct chunkmap cm;
+	struct anchor *a;
+	const char *name;
+	struct sl_err e;
+	int fd = mkstemp(p);
+
+	/* a file on tmpfs: no btrfs, and said so; a file that is not there
+	 * cannot be asked */
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return;
+	close(fd);
+	a = t_anchor(p, &name);
+	CHECK_INT(chunkmap_read(a, name, &cm, &e), SL_E_UNSUPPORTED);
+	CHECK(strstr(e.msg, "not on btrfs") != NULL);
+	CHECK_INT(chunkmap_read(a, "seekless-no-such-file", &cm, &e), SL_E_IO);
+	CHECK_INT(e.sys, ENOENT);
+	anchor_free(a);
+	unlink(p);
+}
+
 int main(void)
 {
 	RUN(test_regular);
 	RUN(test_tmpfs);
+	RUN(test_chunkmap_not_btrfs);
 	return t_done();
 }

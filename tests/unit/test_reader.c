@@ -15,11 +15,21 @@ static char path[4096];
 static unsigned char *data;
 #define N (3 * 1024 * 1024 + 17)
 
+/* rd_open of the file at p, below its folder held as a root is */
+static int open_path(const char *p, struct rd_file **f, struct rd_info *info, struct sl_err *e)
+{
+	const char *name;
+	struct anchor *a = t_anchor(p, &name);
+	int rc = rd_open(a, name, f, info, e);
+	anchor_free(a);
+	return rc;
+}
+
 static int read_all(unsigned char *buf, size_t *got, struct sl_err *e)
 {
 	struct rd_file *f = NULL;
 	struct rd_info info;
-	int rc = rd_open(path, &f, &info, e);
+	int rc = open_path(path, &f, &info, e);
 	if (rc != SL_OK)
 		return rc;
 	CHECK_INT(info.size, N);
@@ -103,14 +113,14 @@ static void test_not_regular(void)
 
 	snprintf(p, sizeof(p), "%s/fifo", dir);
 	mkfifo(p, 0644);
-	CHECK_INT(rd_open(p, &f, &info, &e), SL_E_IO); /* does not block */
+	CHECK_INT(open_path(p, &f, &info, &e), SL_E_IO); /* does not block */
 	CHECK(f == NULL);
 	snprintf(p, sizeof(p), "%s/link", dir);
 	CHECK(symlink("f", p) == 0);
-	CHECK_INT(rd_open(p, &f, &info, &e), SL_E_IO);
+	CHECK_INT(open_path(p, &f, &info, &e), SL_E_IO);
 	CHECK(strstr(e.msg, "symbolic link") != NULL);
 	snprintf(p, sizeof(p), "%s/missing", dir);
-	CHECK_INT(rd_open(p, &f, &info, &e), SL_E_IO);
+	CHECK_INT(open_path(p, &f, &info, &e), SL_E_IO);
 	CHECK_INT(e.sys, ENOENT);
 	rd_close(NULL, 0);
 }
@@ -126,7 +136,7 @@ static void test_changed(void)
 
 	snprintf(p, sizeof(p), "%s/grow", dir);
 	t_write(p, "0123456789", 10);
-	CHECK_INT(rd_open(p, &f, &a, &e), SL_OK);
+	CHECK_INT(open_path(p, &f, &a, &e), SL_OK);
 	CHECK(truncate(p, 4) == 0);
 	CHECK_INT(rd_read(f, buf, 10, 0, &got, &e), SL_OK);
 	CHECK_INT(got, 4); /* shrank under us: a short count, not a crash */
@@ -186,7 +196,7 @@ static void scan_one(const char *p, int keep)
 	struct sl_err e;
 	unsigned char *buf = malloc(N);
 	size_t got;
-	CHECK_INT(rd_open(p, &f, &info, &e), SL_OK);
+	CHECK_INT(open_path(p, &f, &info, &e), SL_OK);
 	CHECK_INT(rd_read(f, buf, N, 0, &got, &e), SL_OK);
 	rd_close(f, keep);
 	free(buf);

@@ -93,7 +93,7 @@ static void test_tree(void)
 
 	memset(&st, 0, sizeof(st));
 	ftab_init(&ft);
-	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(t_walk_root(&ft, root, &o, &st, &e), SL_OK);
 	CHECK_INT(st.files, 4);
 	CHECK_INT(st.symlinks, 3);
 	CHECK_INT(st.special, strlen(root) + 6 < 108 ? 2 : 1);
@@ -113,13 +113,13 @@ static void test_tree(void)
 	CHECK_INT(ft.ndevs, 1);
 
 	/* the same root again, and a root inside it: nothing new */
-	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(t_walk_root(&ft, root, &o, &st, &e), SL_OK);
 	CHECK_INT(st.repeats, 1);
 	{
 		char sub[4096];
 		size_t before = ft.nfiles;
 		snprintf(sub, sizeof(sub), "%s/a", root);
-		CHECK_INT(walk_root(&ft, sub, &o, &st, &e), SL_OK);
+		CHECK_INT(t_walk_root(&ft, sub, &o, &st, &e), SL_OK);
 		CHECK_INT(ft.nfiles, before);
 		CHECK_INT(st.repeats, 2);
 	}
@@ -138,16 +138,16 @@ static void test_single_file_and_missing(void)
 	memset(&st, 0, sizeof(st));
 	ftab_init(&ft);
 	snprintf(p, sizeof(p), "%s/a/../top.jpg", root);
-	CHECK_INT(walk_root(&ft, p, &o, &st, &e), SL_OK);
+	CHECK_INT(t_walk_root(&ft, p, &o, &st, &e), SL_OK);
 	CHECK_INT(ft.nfiles, 1);
 	ftab_path(&ft, 0, &sb);
 	snprintf(p, sizeof(p), "%s/top.jpg", root);
 	CHECK_STR(sb.p, p); /* canonical */
 	snprintf(p, sizeof(p), "%s/nope", root);
-	CHECK_INT(walk_root(&ft, p, &o, &st, &e), SL_E_IO);
+	CHECK_INT(t_walk_root(&ft, p, &o, &st, &e), SL_E_IO);
 	CHECK(strstr(e.msg, "No such file") != NULL);
 	snprintf(p, sizeof(p), "%s/fifo", root);
-	CHECK_INT(walk_root(&ft, p, &o, &st, &e), SL_E_IO); /* never opened for reading */
+	CHECK_INT(t_walk_root(&ft, p, &o, &st, &e), SL_E_IO); /* never opened for reading */
 	sb_free(&sb);
 	ftab_free(&ft);
 }
@@ -171,7 +171,7 @@ static void test_bind_loop(void)
 	}
 	memset(&st, 0, sizeof(st));
 	ftab_init(&ft);
-	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(t_walk_root(&ft, root, &o, &st, &e), SL_OK);
 	CHECK_INT(st.files, 4); /* the loop is entered once, then recognised */
 	CHECK(st.repeats >= 1);
 	umount2(target, MNT_DETACH);
@@ -189,7 +189,7 @@ static void test_cancel(void)
 	atomic_init(&cancel, 1);
 	memset(&st, 0, sizeof(st));
 	ftab_init(&ft);
-	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_E_CANCELLED);
+	CHECK_INT(t_walk_root(&ft, root, &o, &st, &e), SL_E_CANCELLED);
 	CHECK_INT(ft.nfiles, 0);
 	ftab_free(&ft);
 }
@@ -238,7 +238,7 @@ static void test_exclude(void)
 	o.exclude = &x;
 	memset(&st, 0, sizeof(st));
 	ftab_init(&ft);
-	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(t_walk_root(&ft, root, &o, &st, &e), SL_OK);
 	CHECK_INT(st.files, 3);
 	CHECK_INT(st.excl_files, 1);
 	CHECK_INT(count_named(&ft, "/a/2.jpg"), 0);
@@ -250,7 +250,7 @@ static void test_exclude(void)
 	CHECK_INT(ex_add(&x, "deep", &e), SL_OK);
 	memset(&st, 0, sizeof(st));
 	ftab_init(&ft);
-	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(t_walk_root(&ft, root, &o, &st, &e), SL_OK);
 	CHECK_INT(st.excl_dirs, 1);
 	CHECK_INT(st.dir_errors, 0);
 	ftab_free(&ft);
@@ -261,7 +261,7 @@ static void test_exclude(void)
 	CHECK_INT(x.any_path, 1);
 	memset(&st, 0, sizeof(st));
 	ftab_init(&ft);
-	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(t_walk_root(&ft, root, &o, &st, &e), SL_OK);
 	CHECK_INT(count_named(&ft, "/a/b/3.jpg"), 0);
 	CHECK_INT(count_named(&ft, "/a/1.jpg"), 1);
 	CHECK_INT(count_named(&ft, "/top.jpg"), 1);
@@ -274,7 +274,7 @@ static void test_exclude(void)
 	CHECK_INT(ex_add(&x, "*/b/*.jpg", &e), SL_OK);
 	memset(&st, 0, sizeof(st));
 	ftab_init(&ft);
-	CHECK_INT(walk_root(&ft, root, &o, &st, &e), SL_OK);
+	CHECK_INT(t_walk_root(&ft, root, &o, &st, &e), SL_OK);
 	CHECK_INT(count_named(&ft, "/a/b/3.jpg"), 0);
 	CHECK_INT(st.excl_files, 1);
 	CHECK_INT(st.files, 3);

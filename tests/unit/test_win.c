@@ -108,7 +108,7 @@ static void test_walk_and_locate(void)
 	make_tree(deep, sizeof(deep));
 	CHECK(strlen(deep) > 300);
 	ftab_init(&ft);
-	CHECK_INT(walk_root(&ft, dir, &o, &st, &e), SL_OK);
+	CHECK_INT(t_walk_root(&ft, dir, &o, &st, &e), SL_OK);
 	CHECK_INT(st.files, 3);
 	CHECK_INT(st.dir_errors, 0);
 	CHECK(has_file(&ft, "/\xe5\x86\x99\xe7\x9c\x9f/\xc3\xa9t\xc3\xa9 \xf0\x9f\x93\xb7.jpg", &id));
@@ -139,7 +139,7 @@ static void test_walk_and_locate(void)
 		int same = 1;
 		ftab_init(&f2);
 		walk_force_fallback(1);
-		CHECK_INT(walk_root(&f2, dir, &o, &s2, &e), SL_OK);
+		CHECK_INT(t_walk_root(&f2, dir, &o, &s2, &e), SL_OK);
 		walk_force_fallback(0);
 		CHECK_INT(s2.files, st.files);
 		CHECK_INT(f2.nfiles, ft.nfiles);
@@ -163,7 +163,7 @@ static void test_walk_and_locate(void)
 	ftab_init(&ft);
 	snprintf(path, sizeof(path), "%s/deep.jpg", deep);
 	memset(&st, 0, sizeof(st));
-	CHECK_INT(walk_root(&ft, path, &o, &st, &e), SL_OK);
+	CHECK_INT(t_walk_root(&ft, path, &o, &st, &e), SL_OK);
 	CHECK_INT(st.files, 1);
 	ftab_free(&ft);
 	sb_free(&sb);
@@ -203,7 +203,7 @@ static void test_paths_by_id(void)
 	char why[200];
 
 	ftab_init(&ft);
-	CHECK_INT(walk_root(&ft, dir, &o, &st, &e), SL_OK);
+	CHECK_INT(t_walk_root(&ft, dir, &o, &st, &e), SL_OK);
 	CHECK(has_file(&ft, "/empty.jpg", &a));
 	CHECK(has_file(&ft, "\xc3\xa9t\xc3\xa9 \xf0\x9f\x93\xb7.jpg", &b));
 	ids[0] = ft.files[a].ino;
@@ -270,7 +270,7 @@ static void test_identity(void)
 	/* Wine's volumes do not share serials: devs stay serial numbers, and
 	 * the handle's identity is the one the walk listed */
 	ftab_init(&ft);
-	CHECK_INT(walk_root(&ft, dir, &o, &st, &e), SL_OK);
+	CHECK_INT(t_walk_root(&ft, dir, &o, &st, &e), SL_OK);
 	CHECK(has_file(&ft, "/empty.jpg", &a));
 	ftab_path(&ft, a, &sb);
 	CHECK_INT(sys_file_id(sb.p, &dev, &ino), 0);
@@ -328,7 +328,7 @@ static void test_list_case(void)
 	size_t i;
 
 	ftab_init(&ft);
-	CHECK_INT(walk_root(&ft, dir, &o, &st, &e), SL_OK);
+	CHECK_INT(t_walk_root(&ft, dir, &o, &st, &e), SL_OK);
 	CHECK(has_file(&ft, "/empty.jpg", &a));
 	CHECK(has_file(&ft, "\xc3\xa9t\xc3\xa9 \xf0\x9f\x93\xb7.jpg", &b));
 	sj_init(&j);
