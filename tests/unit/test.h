@@ -107,6 +107,9 @@ void t_rmtree(const char *dir);
 
 /* Write a whole file (exits on failure), make a directory, remove a file. */
 void t_write(const char *path, const void *data, size_t n);
+/* Rewrite the existing file at path in place to hold just data: the same
+ * file (its identity kept; Wine's truncating open makes a new one). */
+void t_rewrite(const char *path, const void *data, size_t n);
 int t_mkdir(const char *path);
 int t_unlink(const char *path);
 

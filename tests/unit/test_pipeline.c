@@ -7,6 +7,7 @@
 #include "common/sys.h"
 #include "indexer/pipeline.h"
 #include "indexer/reader.h"
+#include "scanner/extents.h"
 #include "scanner/locate.h"
 #include "scanner/sched.h"
 #include "scanner/walk.h"
@@ -200,6 +201,28 @@ static void test_full_run(void)
 	fx_free(&x);
 }
 
+/* Whether the file at path is still, as the platform tells it, the file x's
+ * walk and stat pass saw (same inode and birth time): a rewrite in place
+ * keeps it so on Linux and NTFS, but Wine's birth time follows the ctime,
+ * and then the scan rightly refuses it ("replaced since the walk"). */
+static int kept_identity(const struct fixture *x, const char *path)
+{
+	const char *name;
+	struct anchor *a = t_anchor(path, &name);
+	struct ext_result r;
+	struct sl_err e;
+	size_t i;
+	int same = 0;
+
+	if (ext_stat(a, name, &r, &e) == SL_OK)
+		for (i = 0; i < x->ft.nfiles; i++)
+			if (strcmp(ftab_str(&x->ft, x->ft.files[i].name), name) == 0)
+				same = x->ft.files[i].ino == r.ino &&
+				       (!r.btime_ns || x->ft.files[i].btime_ns == r.btime_ns);
+	anchor_free(a);
+	return same;
+}
+
 /* Files that change between the plan and the read: each record describes
  * the file as it was read (size, hash, identity); a file replaced by
  * another is not read at all (the diff judged the other one): an error,
@@ -226,8 +249,8 @@ static void test_changed_before_read(void)
 		if (strcmp(ftab_str(&x.ft, x.ft.files[i].name), "replaced.bin") == 0)
 			old_ino = x.ft.files[i].ino;
 	/* between plan and read */
-	t_write(grow, d, 150000);
-	t_write(shrink, d, 10);
+	t_rewrite(grow, d, 150000);
+	t_rewrite(shrink, d, 10);
 	t_write(tmp, d + 7, 6000); /* a new file in the old one's place */
 	t_unlink(repl);             /* (Windows' rename does not replace) */
 	CHECK_INT(rename(tmp, repl), 0);
@@ -235,10 +258,16 @@ static void test_changed_before_read(void)
 	CHECK_INT(fx_run(&x), SL_OK);
 	g = find(&x.s, "/grows.bin");
 	ref_hash(grow, ref);
-	CHECK(g && g->size == 150000 && g->read && strcmp(g->hash, ref) == 0);
+	if (kept_identity(&x, grow))
+		CHECK(g && g->size == 150000 && g->read && strcmp(g->hash, ref) == 0);
+	else
+		CHECK(g && !g->read && strcmp(g->error, "open: replaced since the walk") == 0);
 	g = find(&x.s, "/shrinks.bin");
 	ref_hash(shrink, ref);
-	CHECK(g && g->size == 10 && g->read && strcmp(g->hash, ref) == 0);
+	if (kept_identity(&x, shrink))
+		CHECK(g && g->size == 10 && g->read && strcmp(g->hash, ref) == 0);
+	else
+		CHECK(g && !g->read && strcmp(g->error, "open: replaced since the walk") == 0);
 	g = find(&x.s, "/replaced.bin");
 	CHECK(old_ino != 0);
 	CHECK(g && g->err_code == SL_E_IO && !g->read && g->hash[0] == '\0' &&
@@ -418,16 +447,18 @@ static void test_sweep(void)
 		struct fixture x;
 		unsigned char *d = NULL;
 		uint64_t unswept = 0;
+		int kept;
 
 		fx_setup(&x);
 		fragment(&x, mem, 100 + (uint64_t)round, &sum);
 		if (round == 1 || round == 2) { /* a spread file grows after the plan */
 			d = t_bytes(90000, 77);
 			snprintf(p, sizeof(p), "%s/10.bin", dir);
-			t_write(p, d, 90000);
+			t_rewrite(p, d, 90000);
 		}
 		x.o.mem_budget = mem;
 		x.o.jobs = 1 + round % 3;
+		kept = !d || kept_identity(&x, p);
 		CHECK_INT(fx_run(&x), SL_OK);
 		CHECK(x.st.peak_inflight <= mem);
 		for (g = 0; g < x.st.ngroups; g++) {
@@ -440,6 +471,10 @@ static void test_sweep(void)
 			struct stat sb;
 			size_t l = strlen(r->path);
 			int notjpeg = l > 12 && strcmp(r->path + l - 12, "/notjpeg.jpg") == 0;
+			if (!kept && l > 7 && strcmp(r->path + l - 7, "/10.bin") == 0) {
+				CHECK_STR(r->error, "open: replaced since the walk");
+				continue;
+			}
 			CHECK(r->read);
 			CHECK_INT(r->err_code, notjpeg ? SL_E_CORRUPT : SL_OK);
 			if (r->err_code && !notjpeg)
@@ -451,7 +486,7 @@ static void test_sweep(void)
 				fprintf(stderr, "  round %d (mem %zu): %s\n", round, mem, r->path);
 			CHECK_STR(r->hash, ref);
 		}
-		CHECK_INT(unswept, d ? 1u : 0u);
+		CHECK_INT(unswept, d && kept ? 1u : 0u);
 		if (d) { /* as build() made it */
 			free(d);
 			d = t_bytes(10 * 7919 % 300000, 10);

@@ -104,6 +104,7 @@ static void test_walk_and_locate(void)
 	struct ftab ft;
 	uint32_t id = 0;
 	struct strbuf sb = STRBUF_INIT;
+	const struct anchor *at;
 
 	make_tree(deep, sizeof(deep));
 	CHECK(strlen(deep) > 300);
@@ -112,23 +113,25 @@ static void test_walk_and_locate(void)
 	CHECK_INT(st.files, 3);
 	CHECK_INT(st.dir_errors, 0);
 	CHECK(has_file(&ft, "/\xe5\x86\x99\xe7\x9c\x9f/\xc3\xa9t\xc3\xa9 \xf0\x9f\x93\xb7.jpg", &id));
-	ftab_path(&ft, id, &sb);
-	CHECK_INT(ext_stat(sb.p, &r, &e), SL_OK);
+	/* as the scan opens it: below its root, held since the walk */
+	at = ftab_at(&ft, id, &sb);
+	CHECK(at != NULL);
+	CHECK_INT(ext_stat(at, sb.p, &r, &e), SL_OK);
 	CHECK_INT(r.size, 10);
 	CHECK(r.mtime_ns > (int64_t)1500000000 * 1000000000);
-	CHECK_INT(ext_locate(sb.p, EXT_ASK, &r, NULL, &e), SL_OK);
+	CHECK_INT(ext_locate(at, sb.p, EXT_ASK, &r, NULL, &e), SL_OK);
 	/* Wine answers retrieval pointers impossibly: refused, not believed */
 	CHECK(r.flags & (FT_LOCATED | FT_NOEXT | FT_INLINE));
 	if (r.flags & FT_NOEXT)
 		fprintf(stderr, "  extents: none (sys %d)\n", r.noext_errno);
 	CHECK(has_file(&ft, "/deep.jpg", &id));
 	sb_reset(&sb);
-	ftab_path(&ft, id, &sb);
-	CHECK_INT(ext_stat(sb.p, &r, &e), SL_OK);
+	at = ftab_at(&ft, id, &sb);
+	CHECK(at != NULL);
+	CHECK_INT(ext_stat(at, sb.p, &r, &e), SL_OK);
 	CHECK_INT(r.size, 5);
 	CHECK(has_file(&ft, "/empty.jpg", &id));
-	snprintf(path, sizeof(path), "%s/missing.jpg", dir);
-	CHECK_INT(ext_stat(path, &r, &e), SL_E_IO);
+	CHECK_INT(ext_stat(at, "missing.jpg", &r, &e), SL_E_IO);
 	CHECK(strstr(e.msg, "No such file") != NULL);
 	/* the fallback listing (FindFirstFileExW) finds the same files, without
 	 * IDs until the stat pass */
@@ -382,9 +385,14 @@ static void test_probe(void)
 	struct sl_err e;
 	char p[4096];
 
+	const char *name;
+	struct anchor *a;
+
 	snprintf(p, sizeof(p), "%s/empty.jpg", dir);
-	CHECK_INT(ext_stat(p, &r, &e), SL_OK);
-	CHECK_INT(dev_probe(r.dev, p, &d, &e), SL_OK);
+	a = t_anchor(p, &name);
+	CHECK_INT(ext_stat(a, name, &r, &e), SL_OK);
+	CHECK_INT(dev_probe(r.dev, a, name, &d, &e), SL_OK);
+	anchor_free(a);
 	CHECK(d.mount[0] != '\0');
 	CHECK(strncmp(d.fs_id, "serial:", 7) == 0);
 	CHECK(d.rotational >= -1 && d.rotational <= 1);
@@ -401,8 +409,12 @@ static void test_reader(void)
 	char p[4096], buf[32];
 	size_t got = 0;
 
+	const char *name;
+	struct anchor *a;
+
 	snprintf(p, sizeof(p), "%s/\xe5\x86\x99\xe7\x9c\x9f/\xc3\xa9t\xc3\xa9 \xf0\x9f\x93\xb7.jpg", dir);
-	CHECK_INT(rd_open(p, &f, &info, &e), SL_OK);
+	a = t_anchor(p, &name);
+	CHECK_INT(rd_open(a, name, &f, &info, &e), SL_OK);
 	CHECK_INT(info.size, 10);
 	CHECK_INT(rd_read(f, buf, sizeof(buf), 0, &got, &e), SL_OK);
 	CHECK_INT(got, 10);
@@ -417,10 +429,10 @@ static void test_reader(void)
 	CHECK_INT(rd_read(f, buf, 10, 0, &got, &e), SL_E_IO);
 	rd_close(f, 0);
 	rd_inject(RD_OP_OPEN, RD_FAULT_EMFILE, 0);
-	CHECK_INT(rd_open(p, &f, &info, &e), SL_E_RESOURCE);
-	snprintf(p, sizeof(p), "%s/gone.jpg", dir);
-	CHECK_INT(rd_open(p, &f, &info, &e), SL_E_IO);
+	CHECK_INT(rd_open(a, name, &f, &info, &e), SL_E_RESOURCE);
+	CHECK_INT(rd_open(a, "gone.jpg", &f, &info, &e), SL_E_IO);
 	CHECK(f == NULL);
+	anchor_free(a);
 }
 
 static void test_lock_and_sys(void)

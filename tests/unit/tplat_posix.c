@@ -34,6 +34,16 @@ void t_write(const char *path, const void *data, size_t n)
 	}
 }
 
+void t_rewrite(const char *path, const void *data, size_t n)
+{
+	int fd = open(path, O_WRONLY);
+	if (fd < 0 || pwrite(fd, data, n, 0) != (ssize_t)n || ftruncate(fd, (off_t)n) != 0 ||
+	    close(fd) != 0) {
+		fprintf(stderr, "cannot rewrite %s: %s\n", path, strerror(errno));
+		exit(2);
+	}
+}
+
 int t_mkdir(const char *path)
 {
 	return mkdir(path, 0755);

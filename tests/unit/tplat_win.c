@@ -81,6 +81,25 @@ void t_write(const char *path, const void *data, size_t n)
 	}
 }
 
+void t_rewrite(const char *path, const void *data, size_t n)
+{
+	wchar_t *w = win_path(path);
+	HANDLE h = w ? CreateFileW(w, GENERIC_WRITE, FILE_SHARE_READ | FILE_SHARE_WRITE, NULL,
+				   OPEN_EXISTING, FILE_ATTRIBUTE_NORMAL, NULL)
+		     : INVALID_HANDLE_VALUE;
+	DWORD done = 0;
+	int ok = h != INVALID_HANDLE_VALUE && WriteFile(h, data, (DWORD)n, &done, NULL) &&
+		 done == n && SetEndOfFile(h);
+
+	if (h != INVALID_HANDLE_VALUE)
+		CloseHandle(h);
+	free(w);
+	if (!ok) {
+		fprintf(stderr, "cannot rewrite %s\n", path);
+		exit(2);
+	}
+}
+
 int t_mkdir(const char *path)
 {
 	wchar_t *w = win_path(path);
