@@ -9,11 +9,11 @@
  *   CONFINE_SCAN, before it opens the index and walks: files may be read
  *     only below the roots (held open: anchor.h) and written only in the
  *     index's folder, beside what the walk, the locate pass and the device
- *     probe read (this process's own /proc entry, /sys, the file system
+ *     probe read (/proc for this process's own entry, /sys, the file system
  *     ids under /dev/disk, shared libraries); no TCP, no signal or abstract
  *     socket out of the process.
  *   CONFINE_READ, before the first file is read and parsed: the roots, the
- *     index's folder, this process's /proc entry and the files named in
+ *     index's folder, /proc and the files named in
  *     read_files (the disks' I/O counters, for the background mode), and
  *     nothing else; as root, every capability dropped but the two reading
  *     needs (CAP_DAC_READ_SEARCH: read any file; CAP_FOWNER: O_NOATIME, so

@@ -132,7 +132,6 @@ static int landlock(enum confine_stage stage, const struct confine *c, long abi,
 	struct ll_ruleset_attr attr;
 	size_t i, attr_size, used;
 	uint64_t fs = ll_fs_rights(abi);
-	char self[64];
 	int rs, e = 0;
 
 	memset(&attr, 0, sizeof(attr));
@@ -158,12 +157,15 @@ static int landlock(enum confine_stage stage, const struct confine *c, long abi,
 			e = ll_allow_fd(rs, anchor_fd(c->roots[i]), LL_READ, fs, 1);
 	if (!e)
 		e = ll_allow(rs, c->write_dir, fs, fs);
-	/* this process's own /proc entry: the mount table, the reopen of a
-	 * checked file (anchor.h), the I/O counters, the memory limit's
-	 * cgroup; never another process's */
-	snprintf(self, sizeof(self), "/proc/%ld", (long)getpid());
+	/* /proc, for this process's own entry: the mount table, the I/O
+	 * counters, the memory limit's cgroup, the sanitizers' maps.  Not
+	 * /proc/<pid> alone: procfs makes a new inode for it whenever its
+	 * dentry is dropped, and a rule on the old one then stops matching in
+	 * the middle of a long scan.  Other processes' entries stay closed
+	 * where it matters: Landlock refuses a sandboxed process ptrace
+	 * access, which /proc/<pid>/environ, mem, fd and the like need. */
 	if (!e)
-		e = ll_allow(rs, self, LL_READ, fs);
+		e = ll_allow(rs, "/proc", LL_READ, fs);
 	for (i = 0; !e && stage == CONFINE_SCAN && i < sizeof(scan_reads) / sizeof(scan_reads[0]);
 	     i++)
 		e = ll_allow(rs, scan_reads[i].path, scan_reads[i].access, fs);

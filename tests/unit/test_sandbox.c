@@ -129,11 +129,30 @@ static int stage_read(void)
 	struct __user_cap_data_struct data[2];
 	char how[400], p[4200];
 	pthread_t t;
-	int bad, fd, flags = 0;
+	pid_t other;
+	int bad, fd, flags = 0, hold[2];
 
 	if (!make_anchor(&a))
 		return 1 << 30;
 	c.roots = &a;
+	/* a process from before the confinement, waiting until we end */
+	if (pipe(hold) != 0)
+		return 1 << 29;
+	other = fork();
+	if (other == 0) {
+		/* no more capabilities than the confined one will have, so
+		 * that only Landlock stands between them */
+		struct __user_cap_header_struct h = {_LINUX_CAPABILITY_VERSION_3, 0};
+		struct __user_cap_data_struct d[2];
+		char byte;
+		memset(d, 0, sizeof(d));
+		d[0].effective = d[0].permitted =
+			(1u << CAP_DAC_READ_SEARCH) | (1u << CAP_FOWNER);
+		syscall(SYS_capset, &h, d);
+		close(hold[1]);
+		_exit(read(hold[0], &byte, 1) < 0);
+	}
+	close(hold[0]);
 	if (confine(CONFINE_SCAN, &c, how, sizeof(how)) != 0)
 		_exit(strstr(how, "no Landlock") ? 77 : 100);
 	if (confine(CONFINE_READ, &c, how, sizeof(how)) != 0) {
@@ -145,6 +164,14 @@ static int stage_read(void)
 	bad |= opens("/sys/kernel/mm/transparent_hugepage/enabled", O_RDONLY) << 8;
 	bad |= !opens(files[0], O_RDONLY) << 9;
 	bad |= !opens("/proc/self/status", O_RDONLY) << 10;
+	/* another process's secrets (one of ours, the same user, dumpable, no
+	 * more capabilities: readable to an unconfined process, as it is to
+	 * this one's parent; /proc is granted whole, so the refusal is the
+	 * kernel's ptrace access rules for a confined process) */
+	snprintf(p, sizeof(p), "/proc/%ld/environ", (long)other);
+	bad |= opens(p, O_RDONLY) << 22;
+	snprintf(p, sizeof(p), "/proc/%ld/mem", (long)other);
+	bad |= opens(p, O_RDONLY) << 23;
 	/* capabilities: reading's two, and only as root */
 	memset(data, 0, sizeof(data));
 	syscall(SYS_capget, &hdr, data);
