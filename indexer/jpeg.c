@@ -27,6 +27,7 @@
 #include "indexer/exif.h"
 #include "indexer/extract.h"
 #include "indexer/iptc.h"
+#include "indexer/jpeg_dc.h"
 #include "indexer/parsers.h"
 #include "indexer/phash.h"
 #include "indexer/xmp.h"
@@ -520,6 +521,37 @@ static int fail_grey(struct jgrey *d, int code, const char *fmt, ...)
 	return -1;
 }
 
+/* grey_run's rows from jdc_grey: 1 done, 0 not taken (libjpeg's turn),
+ * -1 failed (d says why). */
+static int dc_plane(const struct jctx *x, struct jgrey *d)
+{
+	struct sl_err e;
+	uint8_t *plane;
+	uint32_t y, rows;
+	int rc = jdc_grey(x->p, x->n, &plane, &d->w, &d->h, &e);
+
+	if (rc == SL_E_UNSUPPORTED)
+		return 0;
+	if (rc != SL_OK)
+		return fail_grey(d, rc, "%s", e.msg);
+	rows = d->max_rows && d->max_rows < d->h ? d->max_rows : d->h;
+	if (d->keep) {
+		if ((size_t)d->w * rows > d->keep_max) {
+			free(plane);
+			return fail_grey(d, SL_E_UNSUPPORTED, "%ux%u: too big to keep", d->w, d->h);
+		}
+		d->buf = plane; /* its first rows are the ones asked for */
+		return 1;
+	}
+	if (d->grid) {
+		ph_grid_init(d->grid, d->w, d->h);
+		for (y = 0; y < rows; y++)
+			ph_grid_row(d->grid, y, plane + (size_t)y * d->w);
+	}
+	free(plane);
+	return 1;
+}
+
 static int grey_run(struct jctx *x, struct jgrey *d, size_t n)
 {
 	size_t kept;
@@ -555,6 +587,15 @@ static int grey_run(struct jctx *x, struct jgrey *d, size_t n)
 	ci->do_fancy_upsampling = FALSE;
 	ci->do_block_smoothing = FALSE;
 	d->dc_only = d->dc_scan && ci->progressive_mode && denom == 8;
+	/* the DC scan read on its own, without libjpeg's whole-frame
+	 * coefficient buffers (jpeg_dc.h); what it does not take, libjpeg
+	 * decodes as ever */
+	if (d->dc_only && (ci->jpeg_color_space == JCS_YCbCr || ci->jpeg_color_space == JCS_GRAYSCALE))
+		switch (dc_plane(x, d)) {
+		case 1: return 0;
+		case 0: break;
+		default: return -1;
+		}
 	ci->buffered_image = d->dc_only ? TRUE : FALSE;
 	jpeg_start_decompress(ci);
 	if (d->dc_only) {
@@ -720,6 +761,9 @@ static int thumb_hash(const uint8_t *p, size_t n, const struct x_meta *m, int or
 		goto take;
 	memset(&s, 0, sizeof(s));
 	s.min_side = 64;
+	/* a progressive file gives its first rows only after every scan:
+	 * the DC scan alone, as for the hash */
+	s.dc_scan = 1;
 	denom = scale_for(m->width, m->height, s.min_side);
 	rows = (uint32_t)(((uint64_t)(m->height + denom - 1) / denom * 2 + ch - 1) / ch) + 1;
 	s.max_rows = rows;

@@ -16,6 +16,11 @@
 #include "indexer/x3f.h"
 #include "indexer/xmp.h"
 
+#if defined(FUZZ_JPEGDC)
+#include "indexer/jpeg_dc.h"
+#include "tests/jpegref.h"
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Decoding a picture costs its pixels, and on this VM the page faults of a
@@ -60,6 +65,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		jpg_check_end(p, size, &m);
 		if (size < (1u << 16) && small(&m, FUZZ_MAX_PIXELS))
 			jpg_phash(p, size, &m, (int)(size % 9), &h, &src, &e); /* thumbnails too */
+	}
+#elif defined(FUZZ_JPEGDC)
+	{
+		/* the DC-scan decoder on any bytes; where it decodes and libjpeg
+		 * reads the same file without complaint, the two planes must be
+		 * one (a difference would be a hash that depends on the path) */
+		uint8_t *plane, *ref;
+		uint32_t w, h, rw, rh;
+		int warnings = 0;
+		if (jdc_grey(p, size, &plane, &w, &h, &e) == SL_OK) {
+			ref = jref_plane(p, size, FUZZ_MAX_PIXELS / 64, &rw, &rh, &warnings);
+			if (ref && !warnings && (rw != w || rh != h ||
+						 memcmp(ref, plane, (size_t)w * h) != 0))
+				abort();
+			free(ref);
+			free(plane);
+		}
 	}
 #elif defined(FUZZ_HEIF)
 	{

@@ -36,7 +36,7 @@ fi
 # btrfs chunk items look like no file: a seed of their own
 [ -e "$seeds/seed-chunkmap" ] || python3 tests/fuzz/chunkmap_seed.py "$seeds/seed-chunkmap"
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(exif jpeg extract heif raster png gif webp bmff jp2 tiff raf crw mrw qt avi xmp iptc x3f eip usn retrieval chunkmap)
+[ ${#targets[@]} -gt 0 ] || targets=(exif jpeg jpegdc extract heif raster png gif webp bmff jp2 tiff raf crw mrw qt avi xmp iptc x3f eip usn retrieval chunkmap)
 status=0
 for t in "${targets[@]}"; do
   mkdir -p "build-fuzz/corpus/$t"
