@@ -212,26 +212,6 @@ static void test_refused(void)
 	}
 }
 
-static uint8_t *slurp(const char *path, size_t *n)
-{
-	FILE *f = fopen(path, "rb");
-	uint8_t *p = NULL;
-	long len;
-	if (!f)
-		return NULL;
-	fseek(f, 0, SEEK_END);
-	len = ftell(f);
-	fseek(f, 0, SEEK_SET);
-	p = malloc(len > 0 ? (size_t)len : 1);
-	if (len <= 0 || fread(p, 1, (size_t)len, f) != (size_t)len) {
-		free(p);
-		p = NULL;
-	}
-	fclose(f);
-	*n = (size_t)(len > 0 ? len : 0);
-	return p;
-}
-
 /* Whether libjpeg reads a progressive frame header in the n bytes at p. */
 static int is_progressive(const uint8_t *p, size_t n)
 {
@@ -273,7 +253,7 @@ static void test_corpus(void)
 		uint8_t *p;
 		int rc, r;
 		snprintf(path, sizeof(path), "%s/%s", dir, de->d_name);
-		p = slurp(path, &n);
+		p = t_read(path, &n);
 		if (!p || !is_progressive(p, n)) {
 			free(p);
 			continue;
