@@ -107,6 +107,15 @@ int sys_is_admin(void);
  * the first errno value. */
 int sys_background(char *how, size_t cap);
 
+/* Keep freed memory for reuse rather than giving it back to the system at
+ * once: a decoder's buffers, allocated and freed for every picture, then
+ * come back already mapped instead of as fresh pages, each a page fault
+ * and a zeroed page (glibc: mmap threshold 32 MiB, trim threshold 64 MiB,
+ * where the defaults start at 128 KiB; issue 41 measured 85 faults a file
+ * on a warm scan of camera files).  No effect where there is no such
+ * setting. */
+void sys_keep_freed_memory(void);
+
 /* Bytes this process made the kernel transfer to or from storage (reads
  * that missed the page cache, including read-ahead it triggered; writes
  * it dirtied).  Returns 0, or an errno value (ENOSYS where unknown). */

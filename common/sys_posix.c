@@ -2,6 +2,7 @@
 #include "common/sys_posix.h"
 
 #include <errno.h>
+#include <malloc.h>
 #include <limits.h>
 #include <fcntl.h>
 #include <string.h>
@@ -530,6 +531,12 @@ void sys_utf8_args(int *argc, char ***argv)
 {
 	(void)argc;
 	(void)argv;
+}
+
+void sys_keep_freed_memory(void)
+{
+	mallopt(M_MMAP_THRESHOLD, 32 << 20);
+	mallopt(M_TRIM_THRESHOLD, 64 << 20);
 }
 
 int sys_is_tty(FILE *f)

@@ -654,6 +654,11 @@ void sys_utf8_args(int *argc, char ***argv)
 	*argv = args;
 }
 
+void sys_keep_freed_memory(void)
+{
+	/* the Windows heap keeps freed blocks on its own */
+}
+
 int sys_is_tty(FILE *f)
 {
 	return _isatty(_fileno(f));

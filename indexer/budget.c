@@ -41,8 +41,10 @@ uint8_t *budget_alloc(struct budget *b, size_t want, size_t *charge, struct queu
 		cap = b->total; /* want <= total / 4 always: rounding never starves it */
 	pthread_mutex_lock(&b->mu);
 	for (;;) {
-		for (i = 0; i < b->npool; i++) /* the smallest that fits, at most twice the size */
-			if (b->pool[i].cap >= want && b->pool[i].cap <= 2 * cap &&
+		/* the smallest that fits: a bigger one's pages cost nothing more
+		 * than a fresh one's, which would be faulted in page by page */
+		for (i = 0; i < b->npool; i++)
+			if (b->pool[i].cap >= want &&
 			    (best == SIZE_MAX || b->pool[i].cap < b->pool[best].cap))
 				best = i;
 		if (best != SIZE_MAX) {
@@ -80,6 +82,20 @@ void budget_release(struct budget *b, uint8_t *buf, size_t charge)
 		return;
 	}
 	pthread_mutex_lock(&b->mu);
+	/* a full pool keeps the bigger buffers: any of them serves any
+	 * smaller file, whose pages are then mapped already */
+	if (b->npool == POOL_SLOTS) {
+		size_t i, small = 0;
+		for (i = 1; i < b->npool; i++)
+			if (b->pool[i].cap < b->pool[small].cap)
+				small = i;
+		if (b->pool[small].cap < charge) {
+			free(b->pool[small].buf);
+			b->used -= b->pool[small].cap;
+			b->pooled -= b->pool[small].cap;
+			b->pool[small] = b->pool[--b->npool];
+		}
+	}
 	if (b->npool < POOL_SLOTS && b->pooled + charge <= b->total / 4) {
 		b->pool[b->npool].buf = buf;
 		b->pool[b->npool].cap = charge;

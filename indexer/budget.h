@@ -5,9 +5,12 @@
  * or kept for reuse, so the bytes held never exceed `total`.  Reuse is
  * the point: a fresh buffer costs a page fault and a zeroed page per
  * 4 KiB while the kernel copies into it (a tenth of a warm scan's profile),
- * a reused one costs nothing.  Buffers are sized in POOL_GRAIN steps so
- * that files of similar size share them; the pool is dropped first
- * whenever a new buffer would not fit. */
+ * a reused one costs nothing.  A file takes the smallest pooled buffer it
+ * fits in, whatever its size, and a full pool keeps its biggest buffers,
+ * so that after the first few files every file finds one (issue 41: 85
+ * page faults a file on real camera files, most of them here).  Buffers
+ * are sized in POOL_GRAIN steps; the pool is dropped first whenever a new
+ * buffer would not fit. */
 #ifndef SL_BUDGET_H
 #define SL_BUDGET_H
 
@@ -18,7 +21,7 @@
 #include "indexer/queue.h"
 
 #define POOL_GRAIN ((size_t)64 << 10)
-#define POOL_SLOTS 16
+#define POOL_SLOTS 64
 
 struct budget {
 	pthread_mutex_t mu;
@@ -39,7 +42,8 @@ void budget_init(struct budget *b, size_t total);
  * is queued there (they free the memory).  NULL when out of memory. */
 uint8_t *budget_alloc(struct budget *b, size_t want, size_t *charge, struct queue *kick);
 /* Gives back a buffer from budget_alloc: kept for reuse while the pool
- * has room (a quarter of the budget), else freed. */
+ * has room (POOL_SLOTS buffers, a quarter of the budget), in place of a
+ * smaller one when it is full; else freed. */
 void budget_release(struct budget *b, uint8_t *buf, size_t charge);
 /* Frees the pool; every buffer must have been given back. */
 void budget_destroy(struct budget *b);

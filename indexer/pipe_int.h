@@ -86,6 +86,7 @@ struct pipe {
 	/* o's settings, defaults resolved once (resolve() in pipeline.c) */
 	size_t whole_max, chunk;   /* files above whole_max stream in chunks */
 	int jobs, ssd_readers;
+	size_t warm_ahead; /* items a reader of cached files stays ahead by */
 	double stop_grace, slow_read;
 	struct queue xq; /* items for extractors */
 	struct queue sq; /* records for the store loop */

@@ -213,6 +213,13 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 		}
 		return;
 	}
+	/* A file the page cache holds asks nothing of the disk: reading it
+	 * far ahead of the extractors only spreads the bytes in flight over
+	 * fresh memory (issue 41: 85 page faults a file on a warm scan).  The
+	 * reader waits for them then, and only then: for a file the disk
+	 * serves it never waits. */
+	if (rd_cached(rf))
+		queue_wait_below(&P->xq, P->warm_ahead);
 	job = pipe_job_new(P, o, &tail, &spare);
 	if (!job)
 		goto oom;

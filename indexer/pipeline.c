@@ -243,6 +243,8 @@ static void resolve(struct pipe *P, const struct px_opts *o)
 	if (P->chunk > P->whole_max)
 		P->chunk = P->whole_max;
 	P->jobs = o->jobs > 0 ? o->jobs : sys_cpu_count();
+	/* a batch for every extractor, and as much again ready behind it */
+	P->warm_ahead = 2 * XQ_BATCH * (size_t)P->jobs;
 	P->ssd_readers = o->ssd_readers > 0 ? o->ssd_readers : 4;
 	P->stop_grace = o->stop_grace > 0 ? o->stop_grace : 10.0;
 	P->slow_read = o->slow_read > 0 ? o->slow_read : 30.0;
@@ -488,6 +490,8 @@ int px_run(const struct ftab *ft, const struct plan *pl, const struct px_opts *o
 	int rc;
 
 	memset(st, 0, sizeof(*st));
+	/* the decoders' buffers come and go with every picture */
+	sys_keep_freed_memory();
 	P = pipe_new(ft, pl, o, &nreaders);
 	if (!P)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "pipeline: out of memory");

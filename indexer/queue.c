@@ -20,6 +20,7 @@ int queue_init(struct queue *q, size_t cap, size_t batch, double lag)
 	pthread_mutex_init(&q->mu, NULL);
 	pthread_cond_init(&q->not_empty, NULL);
 	pthread_cond_init(&q->not_full, NULL);
+	pthread_cond_init(&q->low, NULL);
 	return 0;
 }
 
@@ -30,6 +31,7 @@ void queue_destroy(struct queue *q)
 	pthread_mutex_destroy(&q->mu);
 	pthread_cond_destroy(&q->not_empty);
 	pthread_cond_destroy(&q->not_full);
+	pthread_cond_destroy(&q->low);
 	free(q->items);
 	q->items = NULL;
 }
@@ -90,9 +92,24 @@ void *queue_pop(struct queue *q, double timeout, int *timed_out)
 		q->head = (q->head + 1) % q->cap;
 		q->count--;
 		pthread_cond_signal(&q->not_full);
+		if (q->low_waiters)
+			pthread_cond_broadcast(&q->low);
 	}
 	pthread_mutex_unlock(&q->mu);
 	return item;
+}
+
+void queue_wait_below(struct queue *q, size_t n)
+{
+	pthread_mutex_lock(&q->mu);
+	while (q->count >= n && !q->closed) {
+		if (q->count >= q->batch)
+			pthread_cond_signal(&q->not_empty); /* what waits is to be taken */
+		q->low_waiters++;
+		pthread_cond_wait(&q->low, &q->mu);
+		q->low_waiters--;
+	}
+	pthread_mutex_unlock(&q->mu);
 }
 
 void queue_kick(struct queue *q)
@@ -108,5 +125,6 @@ void queue_close(struct queue *q)
 	pthread_mutex_lock(&q->mu);
 	q->closed = 1;
 	pthread_cond_broadcast(&q->not_empty);
+	pthread_cond_broadcast(&q->low);
 	pthread_mutex_unlock(&q->mu);
 }

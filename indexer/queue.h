@@ -20,7 +20,8 @@
 
 struct queue {
 	pthread_mutex_t mu;
-	pthread_cond_t not_empty, not_full;
+	pthread_cond_t not_empty, not_full, low;
+	int low_waiters;
 	void **items;
 	size_t cap, head, count;
 	size_t batch;
@@ -40,6 +41,8 @@ void queue_push(struct queue *q, void *item);
  * nothing arrived for that many seconds (*timed_out, when not NULL, is then
  * set). */
 void *queue_pop(struct queue *q, double timeout, int *timed_out);
+/* Returns once fewer than n items wait (or the queue is closed). */
+void queue_wait_below(struct queue *q, size_t n);
 /* Wakes a consumer for whatever is queued, batch or not. */
 void queue_kick(struct queue *q);
 /* No more items: consumers drain what is queued, then get NULL. */

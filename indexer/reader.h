@@ -46,6 +46,10 @@ int rd_open(const struct anchor *a, const char *rel, struct rd_file **out, struc
 int rd_read(struct rd_file *f, void *buf, size_t len, uint64_t off, size_t *got,
 	    struct sl_err *err);
 
+/* Whether all of the file was in the page cache when it was opened:
+ * reading it then asks nothing of the disk (0 where that is not known). */
+int rd_cached(const struct rd_file *f);
+
 /* Bytes of holes rd_read has given as zeros so far. */
 uint64_t rd_holes(const struct rd_file *f);
 

@@ -239,6 +239,11 @@ int rd_read(struct rd_file *f, void *buf, size_t len, uint64_t off, size_t *got,
 	return SL_OK;
 }
 
+int rd_cached(const struct rd_file *f)
+{
+	return f->was_cached;
+}
+
 uint64_t rd_holes(const struct rd_file *f)
 {
 	return f->holes;

@@ -230,3 +230,9 @@ uint64_t rd_holes(const struct rd_file *f)
 	(void)f; /* holes are read as the file system gives them here */
 	return 0;
 }
+
+int rd_cached(const struct rd_file *f)
+{
+	(void)f; /* not asked here: the reader never waits on that account */
+	return 0;
+}

@@ -13,6 +13,11 @@
 # DEST/camera         the shared corpus's camera JPEGs (../shared/corpus/
 #                     real, those exiftool gives a Make), as found: edited,
 #                     resized, with or without a thumbnail
+# DEST/camera2000     2,000 of those in turn, each padded after its end to a
+#                     photo's size (log-normal, median 200 KB; the padding
+#                     differs from file to file, so no two are one), in 40
+#                     folders: a drive's worth of camera files, as issue 41
+#                     measured them
 # Needs apt-get (the packages are downloaded, not installed), webp and
 # libjpeg-turbo-progs.  Prints what it made.
 set -euo pipefail
@@ -23,7 +28,7 @@ for t in cwebp djpeg cjpeg dpkg-deb apt-get; do
   command -v $t >/dev/null || { echo "realset: needs $t (apt-get install webp libjpeg-turbo-progs)" >&2; exit 2; }
 done
 mkdir -p "$dest/.debs" "$dest/.x" "$dest/exports/jpeg" "$dest/exports/png" "$dest/exports/webp" \
-  "$dest/exports/prog" "$dest/camera"
+  "$dest/exports/prog" "$dest/camera" "$dest/camera2000"
 cd "$dest/.debs"
 pkgs=(lomiri-wallpapers-16.04 lomiri-wallpapers-20.04 sway-backgrounds ukui-wallpapers
       plasma-workspace-wallpapers)
@@ -72,7 +77,26 @@ for e in exp:
         shutil.copy(os.path.join(corpus, name), os.path.join(out, name))
 EOF
 fi
-for d in exports/jpeg exports/png exports/webp exports/prog camera; do
-  printf '%-14s %4d files %8.1f MB\n' "$d" "$(ls "$d" | wc -l)" \
+python3 - camera camera2000 <<'EOF'
+import os, random, sys
+src, out = sys.argv[1], sys.argv[2]
+files = sorted(f for f in os.listdir(src) if open(os.path.join(src, f), "rb").read(2) == b"\xff\xd8")
+rng = random.Random(2000)
+for i in range(2000 if files else 0):
+    name = files[i % len(files)]
+    data = open(os.path.join(src, name), "rb").read()
+    size = max(len(data), int(rng.lognormvariate(12.2, 0.6)))
+    d = os.path.join(out, "%02d" % (i % 40))
+    os.makedirs(d, exist_ok=True)
+    pad = bytes((i * 131 + k) & 0xFF for k in range(4096))
+    with open(os.path.join(d, "%04d-%s" % (i, name)), "wb") as f:
+        f.write(data)
+        n = size - len(data)
+        while n > 0:
+            f.write(pad[:n])
+            n -= min(n, len(pad))
+EOF
+for d in exports/jpeg exports/png exports/webp exports/prog camera camera2000; do
+  printf "%-14s %4d files %8.1f MB\n" "$d" "$(find "$d" -type f | wc -l)" \
     "$(du -sb "$d" | awk '{print $1 / 1e6}')"
 done

@@ -2,7 +2,8 @@
 # Warm-cache speed of the default scan on real pictures, per kind (issue 41):
 #   tools/bench/realspeed.sh SET [RUNS=5] [SEEKLESS...]
 # SET is what tools/bench/realset.sh made.  For each of its folders
-# (exports/jpeg, exports/prog, exports/png, exports/webp, camera) and each
+# (exports/jpeg, exports/prog, exports/png, exports/webp, camera, camera2000)
+# and each
 # seekless binary given (default: build/seekless), side by side, RUNS times
 # alternating: `scan --jobs 1` into a fresh index, with the perceptual hash
 # (the default) and without (--no-phash), and exiftool -fast2 over the same
@@ -18,7 +19,7 @@ bins=("$@")
 db=/dev/shm/seekless-realspeed-$$.db
 out=$(mktemp /dev/shm/seekless-realspeed-XXXXXX)
 trap 'rm -f "$db" "$db"-wal "$db"-shm "$out"' EXIT
-for d in exports/jpeg exports/prog exports/png exports/webp camera; do
+for d in exports/jpeg exports/prog exports/png exports/webp camera camera2000; do
   root="$set_dir/$d"
   [ -d "$root" ] || continue
   find "$root" -type f -print0 | xargs -0 cat >/dev/null
