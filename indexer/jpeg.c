@@ -528,7 +528,7 @@ static int dc_plane(const struct jctx *x, struct jgrey *d)
 	struct sl_err e;
 	uint8_t *plane;
 	uint32_t y, rows;
-	int rc = jdc_grey(x->p, x->n, &plane, &d->w, &d->h, &e);
+	int rc = jdc_grey(x->p, x->n, d->max_rows, &plane, &d->w, &d->h, &e);
 
 	if (rc == SL_E_UNSUPPORTED)
 		return 0;
@@ -587,10 +587,13 @@ static int grey_run(struct jctx *x, struct jgrey *d, size_t n)
 	ci->do_fancy_upsampling = FALSE;
 	ci->do_block_smoothing = FALSE;
 	d->dc_only = d->dc_scan && ci->progressive_mode && denom == 8;
-	/* the DC scan read on its own, without libjpeg's whole-frame
-	 * coefficient buffers (jpeg_dc.h); what it does not take, libjpeg
-	 * decodes as ever */
-	if (d->dc_only && (ci->jpeg_color_space == JCS_YCbCr || ci->jpeg_color_space == JCS_GRAYSCALE))
+	/* At 1/8 a block is its DC term: read alone (jpeg_dc.h), without
+	 * libjpeg's whole-frame coefficient buffers for a progressive file
+	 * (its first DC scan, when that is enough), without dequantising and
+	 * transforming a sequential file's AC terms; what it does not take,
+	 * libjpeg decodes as ever */
+	if (denom == 8 && (d->dc_only || !ci->progressive_mode) &&
+	    (ci->jpeg_color_space == JCS_YCbCr || ci->jpeg_color_space == JCS_GRAYSCALE))
 		switch (dc_plane(x, d)) {
 		case 1: return 0;
 		case 0: break;
@@ -708,8 +711,8 @@ static void band(const uint8_t *img, uint32_t stride, uint32_t x0, uint32_t x1, 
  * the old EXIF leave a stale thumbnail; three checks, each costing next to
  * nothing beside a full decode, keep one from standing in:
  *   - the Exif PixelX/YDimension, which cameras write, must be the frame's
- *     size (a crop, a resize or a lossless rotation changes the frame and
- *     keeps the old EXIF);
+ *     size, or its shape: a resize keeps the picture (then the top rows
+ *     are always compared), a crop or a lossless rotation does not;
  *   - the thumbnail, without the black bars a camera puts round a 3:2
  *     picture in its 4:3 thumbnail, must have the frame's aspect;
  *   - its top rows must look like the top of the main image, decoded at
@@ -724,13 +727,18 @@ static int thumb_hash(const uint8_t *p, size_t n, const struct x_meta *m, int or
 	uint32_t top, bottom, left, right, cw, ch, rows;
 	unsigned denom;
 	double a[BAND_BINS], b[BAND_BINS], mad = 0;
-	int i, ok = 0;
+	int i, ok = 0, resized;
 
 	if (!m->pics.thumb_len || m->pics.thumb_off >= n || m->pics.thumb_len > n - m->pics.thumb_off ||
 	    !(m->have & XM_DIMS) || !m->width || !m->height)
 		return 0;
-	if (m->pics.exif_w && m->pics.exif_h &&
-	    (m->pics.exif_w != m->width || m->pics.exif_h != m->height))
+	/* EXIF's size not the frame's: the file was cropped, resized or
+	 * turned since the camera wrote it.  A resize keeps the aspect, and
+	 * its thumbnail still shows the picture; the top rows then decide
+	 * (below), whatever the dates say.  Anything else: not the same. */
+	resized = m->pics.exif_w && m->pics.exif_h &&
+		  (m->pics.exif_w != m->width || m->pics.exif_h != m->height);
+	if (resized && !same_shape(m->pics.exif_w, m->pics.exif_h, m->width, m->height))
 		return 0;
 	memset(&t, 0, sizeof(t));
 	t.min_side = 48; /* 80x60 of a 160x120 thumbnail: enough for the grid and its bars */
@@ -757,7 +765,7 @@ static int thumb_hash(const uint8_t *p, size_t n, const struct x_meta *m, int or
 	 * main image, unless the file is as the camera wrote it: then the
 	 * thumbnail is the camera's own, of this picture (and this check, a
 	 * second decoder set-up, would double the hash's cost) */
-	if (m->pics.original)
+	if (m->pics.original && !resized)
 		goto take;
 	memset(&s, 0, sizeof(s));
 	s.min_side = 64;

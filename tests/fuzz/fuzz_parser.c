@@ -68,13 +68,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 #elif defined(FUZZ_JPEGDC)
 	{
-		/* the DC-scan decoder on any bytes; where it decodes and libjpeg
+		/* the DC decoder on any bytes; where it decodes and libjpeg
 		 * reads the same file without complaint, the two planes must be
 		 * one (a difference would be a hash that depends on the path) */
 		uint8_t *plane, *ref;
 		uint32_t w, h, rw, rh;
 		int warnings = 0;
-		if (jdc_grey(p, size, &plane, &w, &h, &e) == SL_OK) {
+		if (jdc_grey(p, size, 0, &plane, &w, &h, &e) == SL_OK) {
 			ref = jref_plane(p, size, FUZZ_MAX_PIXELS / 64, &rw, &rh, &warnings);
 			if (ref && !warnings && (rw != w || rh != h ||
 						 memcmp(ref, plane, (size_t)w * h) != 0))

@@ -440,6 +440,16 @@ static void test_phash_thumbnail(void)
 	j = with_thumb(960, 720, 1, 160, 160, 0, 1, 0, 0, 0, &len);
 	s = thumb_source(j, len, &d);
 	CHECK_STR(s, "image");
+	/* resized (an export at half size keeps the camera's EXIF): the
+	 * thumbnail still shows the picture, and its top rows say so ... */
+	j = with_thumb(960, 720, 1, 160, 120, 0, 1, 1920, 1440, 0, &len);
+	s = thumb_source(j, len, &d);
+	CHECK_STR(s, "exif-thumbnail");
+	CHECK(d <= 4);
+	/* ... unless the picture changed on the way, camera dates or not */
+	j = with_thumb(960, 720, 1, 160, 120, 0, -1, 1920, 1440, 0, &len);
+	s = thumb_source(j, len, &d);
+	CHECK_STR(s, "image");
 }
 
 /* A RAW file is hashed from its embedded JPEG preview (the camera's own

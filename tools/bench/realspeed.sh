@@ -18,7 +18,7 @@ bins=("$@")
 [ ${#bins[@]} -gt 0 ] || bins=("$here/build/seekless")
 db=/dev/shm/seekless-realspeed-$$.db
 out=$(mktemp /dev/shm/seekless-realspeed-XXXXXX)
-trap 'rm -f "$db" "$db"-wal "$db"-shm "$out"' EXIT
+trap 'rm -f "$db" "$db"-wal "$db"-shm "$db".lock "$out"' EXIT
 for d in exports/jpeg exports/prog exports/png exports/webp camera camera2000; do
   root="$set_dir/$d"
   [ -d "$root" ] || continue
