@@ -18,6 +18,7 @@ void cfg_init(struct cfg *c)
 	c->background = -1;
 	c->order = -1;
 	c->phash = -1;
+	c->phash_now = -1;
 	c->cross_fs = -1;
 	c->trust_mtime = -1;
 }
@@ -150,14 +151,17 @@ static int set_key(struct cfg *c, const char *key, const char *val, const char *
 		if (!c->schedule)
 			return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
 	} else if (strcmp(key, "background") == 0 || strcmp(key, "phash") == 0 ||
-		   strcmp(key, "cross_fs") == 0 || strcmp(key, "trust_mtime") == 0) {
+		   strcmp(key, "phash_now") == 0 || strcmp(key, "cross_fs") == 0 ||
+		   strcmp(key, "trust_mtime") == 0) {
 		if ((b = yes_no(val)) < 0)
 			return BAD("%s: %s wants yes or no, not '%s'", where, key, val);
-		if (key[0] == 'b')
+		if (strcmp(key, "background") == 0)
 			c->background = b;
-		else if (key[0] == 'p')
+		else if (strcmp(key, "phash") == 0)
 			c->phash = b;
-		else if (key[0] == 't')
+		else if (strcmp(key, "phash_now") == 0)
+			c->phash_now = b;
+		else if (strcmp(key, "trust_mtime") == 0)
 			c->trust_mtime = b;
 		else
 			c->cross_fs = b;

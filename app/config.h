@@ -14,7 +14,7 @@
  * --config only that file is read.  Command-line options override both.
  *
  * Keys (docs/usage.md): root, exclude, db, schedule, background, order,
- * jobs, phash, mem, cross_fs.
+ * jobs, phash, phash_now, mem, cross_fs, trust_mtime.
  */
 #ifndef SL_CONFIG_H
 #define SL_CONFIG_H
@@ -36,6 +36,8 @@ struct cfg {
 	int order;          /* -1 unset, else PLAN_* */
 	int jobs;           /* 0 unset */
 	int phash;          /* -1 unset */
+	int phash_now;      /* -1 unset: hashes the disk cannot wait for are left
+			       for the next scan (px_opts.phash_defer) */
 	int cross_fs;       /* -1 unset */
 	int trust_mtime;    /* -1 unset: a ctime that moved alone is no reason to read */
 	uint64_t mem;       /* 0 unset */

@@ -69,6 +69,7 @@ int scan_configure(const struct scan_args *a, struct scan_settings *s, struct sl
 	s->po.jobs = a->jobs ? a->jobs : c->jobs;
 	s->po.mem_budget = (size_t)(a->mem ? a->mem : c->mem);
 	s->po.phash = a->phash >= 0 ? a->phash : c->phash != 0;
+	s->po.phash_defer = !(a->phash_now >= 0 ? a->phash_now : c->phash_now > 0);
 	s->po.keep_cache = a->keep_cache;
 	s->trust_mtime = a->trust_mtime >= 0 ? a->trust_mtime : c->trust_mtime > 0;
 	/* the configuration's `background` is about the service's runs; an
@@ -459,6 +460,11 @@ int scan_run(const struct scan_args *a, struct scan_result *r)
 		scan_store_devices(sc.db, &r->set.p, &r->pl, &r->st, a->note, a->ctx);
 	rc = end_scan(&sc, rc, t0);
 	db_scan_counts(sc.db, &r->relinked, &r->ctime_changed);
+	if (r->set.po.phash) {
+		struct sl_err e3;
+		if (db_phash_pending(sc.db, &r->phash_pending, &e3) != SL_OK)
+			r->phash_pending = 0; /* only a figure for the summary */
+	}
 	r->abandoned = r->st.abandoned;
 out:
 	if (sc.jn.report.len)

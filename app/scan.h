@@ -41,6 +41,7 @@ struct scan_args {
 	int jobs;                 /* 0: configuration, else one per CPU */
 	uint64_t mem;             /* 0: configuration, else the pipeline's */
 	int phash;                /* -1: configuration, else on */
+	int phash_now;            /* -1: configuration, else off (phash_defer) */
 	int trust_mtime;          /* -1: configuration */
 	int background;           /* -1: configuration's for scheduled runs, else off */
 	int scheduled;            /* as the service runs it: recorded so */
@@ -92,6 +93,10 @@ struct scan_result {
 	uint64_t marked;          /* marked deleted (or, when skipped, still so) */
 	int marked_skipped;       /* a directory could not be read: none marked */
 	uint64_t relinked, ctime_changed;
+	/* with hashes on: pictures in the whole index still without a
+	 * perceptual hash, never tried (db_phash_pending), this scan's
+	 * deferred ones (st.phash_deferred) among them */
+	uint64_t phash_pending;
 	double wall_s;
 	const char *status;       /* "ok", "errors", "interrupted", "failed" */
 	char background_how[200]; /* with set.background */

@@ -129,6 +129,15 @@ int cmd_dupes(int argc, char **argv)
 		cli_error("dupes", &e);
 	else if (!json)
 		fprintf(stderr, "seekless dupes: %" PRIu64 " groups\n", groups);
+	if (rc == SL_OK && bits >= 0) {
+		/* a picture with no hash yet is in no near group: said, so that
+		 * an empty answer is not taken for "none" */
+		uint64_t pending = 0;
+		struct sl_err e2;
+		if (db_phash_pending(db, &pending, &e2) == SL_OK && pending)
+			fprintf(stderr, "seekless dupes: %" PRIu64 " pictures have no perceptual hash "
+				"yet and are left out (the next scan makes them)\n", pending);
+	}
 	db_close(db);
 	return rc == SL_OK ? EXIT_OK : EXIT_FATAL;
 }

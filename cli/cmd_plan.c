@@ -534,7 +534,7 @@ int cmd_plan(int argc, char **argv)
 	uint64_t mem = 0;
 
 	memset(&a, 0, sizeof(a));
-	a.order = a.cross_fs = a.phash = a.trust_mtime = a.background = -1;
+	a.order = a.cross_fs = a.phash = a.phash_now = a.trust_mtime = a.background = -1;
 	a.no_db = 1; /* --db is taken and has no use: a plan reads no index */
 	extra = calloc((size_t)argc + 1, sizeof(*extra));
 	if (!extra)

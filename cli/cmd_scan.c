@@ -66,7 +66,11 @@ static const char help[] =
 	"  --seed N        seed for --order random\n"
 	"  --cross-fs      descend into file systems mounted below a root\n"
 	"  --keep-cache    leave the files this scan read in the page cache\n"
-	"  --no-phash      skip the perceptual hash of JPEGs (on by default)\n"
+	"  --no-phash      skip the perceptual hash of pictures (on by default)\n"
+	"  --phash-now     make every perceptual hash in this scan, even when the\n"
+	"                  disk must wait for it; by default, while the disk is\n"
+	"                  faster than hashing, the hashes that cannot keep up are\n"
+	"                  left for the next scan (configuration: phash_now = yes)\n"
 	"  --mem SIZE      file bytes held in memory at once (default: a sixteenth of\n"
 	"                  the memory, at least 64M and at most 512M)\n";
 
@@ -150,6 +154,12 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 		d->unavailable);
 	sb_addf(&o, ",\"read_s\":%.3f,\"extract_s\":%.3f,\"store_s\":%.3f,\"jobs\":%d",
 		st->read_s, st->extract_s, st->store_s, st->jobs);
+	sb_addf(&o, ",\"phash\":%s,\"phash_deferred\":%" PRIu64, s->set.po.phash ? "true" : "false",
+		st->phash_deferred);
+	if (s->set.po.phash)
+		sb_addf(&o, ",\"phash_pending\":%" PRIu64, s->phash_pending);
+	else
+		sb_adds(&o, ",\"phash_pending\":null");
 	json_str(&o, "background", background);
 	sb_addf(&o, ",\"yield_s\":%.3f", y);
 	json_str(&o, "journal", journal && journal[0] ? journal : NULL);
@@ -230,7 +240,7 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 		       d->rechecked, ctime_changed);
 	if (d->rehash && !full)
 		printf("           %" PRIu64 " unchanged pictures read for a perceptual hash they"
-		       " never had (an index from before it, or --no-phash)\n", d->rehash);
+		       " never had (an earlier scan left it, or --no-phash)\n", d->rehash);
 	if (d->upgraded && !full)
 		printf("           %" PRIu64 " unchanged files read again: their records were made"
 		       " by an older seekless, which read less from them\n", d->upgraded);
@@ -246,6 +256,12 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 		       background, y, n);
 	}
 	printf("  extract  %7.2f s  busy, summed over %d workers\n", st->extract_s, st->jobs);
+	if (st->phash_deferred)
+		printf("           %" PRIu64 " pictures left without a perceptual hash: the disk was"
+		       " faster than hashing (--phash-now waits for them)\n", st->phash_deferred);
+	if (s->set.po.phash && s->phash_pending)
+		printf("           %" PRIu64 " pictures in the index without a perceptual hash yet:"
+		       " the next scan makes them\n", s->phash_pending);
 	printf("  store    %7.2f s  busy, one writer\n", st->store_s);
 	for (g = 0; g < pl->ngroups; g++) {
 		const struct plan_group *gr = &pl->groups[g];
@@ -302,6 +318,7 @@ int cmd_scan(int argc, char **argv)
 		{"mem", required_argument, NULL, 'm'},
 		{"phash", no_argument, NULL, 'H'},
 		{"no-phash", no_argument, NULL, 'N'},
+		{"phash-now", no_argument, NULL, 'W'},
 		{"full", no_argument, NULL, 'F'},
 		{"trust-mtime", no_argument, NULL, 'T'},
 		{"background", no_argument, NULL, 'b'},
@@ -322,7 +339,7 @@ int cmd_scan(int argc, char **argv)
 	uint64_t i;
 
 	memset(&a, 0, sizeof(a));
-	a.order = a.cross_fs = a.phash = a.trust_mtime = a.background = -1;
+	a.order = a.cross_fs = a.phash = a.phash_now = a.trust_mtime = a.background = -1;
 	extra = calloc((size_t)argc + 1, sizeof(*extra));
 	if (!extra)
 		return EXIT_FATAL;
@@ -356,6 +373,7 @@ int cmd_scan(int argc, char **argv)
 		case 'k': a.keep_cache = 1; break;
 		case 'H': a.phash = 1; break;
 		case 'N': a.phash = 0; break;
+		case 'W': a.phash_now = 1; break;
 		case 'F': a.full = 1; break;
 		case 'T': a.trust_mtime = 1; break;
 		case 'b': a.background = 1; break;

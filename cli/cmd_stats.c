@@ -42,19 +42,24 @@ static void text_bytes(struct strbuf *o, uint64_t b)
 		sb_addf(o, "%.1f MB", (double)b / 1e6);
 }
 
-static void on_totals(void *ctx, int64_t n, int64_t b, int64_t bad, int64_t gone)
+static void on_totals(void *ctx, int64_t n, int64_t b, int64_t bad, int64_t gone,
+		      int64_t pending)
 {
 	struct report *R = ctx;
 
 	if (R->json) {
 		sb_addf(&R->o, "\"files\":%" PRId64 ",\"bytes\":%" PRId64 ",\"errors\":%" PRId64
-			",\"deleted\":%" PRId64, n, b, bad, gone);
+			",\"deleted\":%" PRId64 ",\"phash_pending\":%" PRId64, n, b, bad, gone,
+			pending);
 		return;
 	}
 	sb_addf(&R->o, "files: %" PRId64 " (", n);
 	text_bytes(&R->o, (uint64_t)b);
 	sb_addf(&R->o, "), %" PRId64 " with errors, %" PRId64
 		" marked deleted (seekless purge removes them)\n", bad, gone);
+	if (pending)
+		sb_addf(&R->o, "pictures without a perceptual hash yet: %" PRId64
+			" (the next scan makes them)\n", pending);
 }
 
 static void on_section(void *ctx, const char *key, const char *title)

@@ -277,7 +277,10 @@ struct db_stats_scan {
  * disk, scan(NULL), and section(NULL, NULL).  Labels are as stored (len
  * bytes; not always UTF-8). */
 struct db_stats_out {
-	void (*totals)(void *ctx, int64_t files, int64_t bytes, int64_t errors, int64_t deleted);
+	/* phash_pending: pictures without a perceptual hash, never tried
+	 * (db_phash_pending) */
+	void (*totals)(void *ctx, int64_t files, int64_t bytes, int64_t errors, int64_t deleted,
+		       int64_t phash_pending);
 	void (*section)(void *ctx, const char *key, const char *title);
 	void (*group)(void *ctx, const char *label, size_t len, int64_t files, int64_t bytes);
 	void (*scan)(void *ctx, const struct db_stats_scan *s);
@@ -285,6 +288,12 @@ struct db_stats_out {
 		       int64_t bytes, double read_s);
 	void *ctx;
 };
+
+/* How many live records are pictures whose perceptual hash was never
+ * tried: the next scan with hashes on reads them for it (a scan whose disk
+ * was faster than hashing leaves some, px_opts.phash_defer; a --no-phash
+ * scan leaves all).  Returns SL_OK or SL_E_DB. */
+int db_phash_pending(struct db *db, uint64_t *count, struct sl_err *err);
 
 /* What the index holds (counts and sizes by format, camera, year, rating,
  * keyword; errors, deleted) and the last nscans scans with their disks'

@@ -12,6 +12,13 @@
 #include "db/db.h"
 
 /* Rows per transaction, and the longest a batch stays open. */
+/* A record of a picture whose perceptual hash was never tried: made by a
+ * --no-phash scan, before schema 7 changed the hash, or left pending by a
+ * scan whose disk was faster than hashing (px_opts.phash_defer).  The next
+ * scan with hashes on reads it for one (FT_REHASH). */
+#define DB_NEEDS_HASH_SQL                                                                \
+	"(phash_src IS NULL AND error IS NULL AND format IN " X_PHASH_FORMATS_SQL ")"
+
 #define DB_BATCH_ROWS 1000
 #define DB_BATCH_SECONDS 1.0
 

@@ -210,11 +210,6 @@ static int load_query(struct db *db, const char *sql, char *const *roots, size_t
 	return rc;
 }
 
-/* A record of a picture whose perceptual hash was never tried (made by a
- * --no-phash scan, or before schema 7 changed the hash). */
-#define NEEDS_HASH_SQL                                                                   \
-	"(phash_src IS NULL AND error IS NULL AND format IN " X_PHASH_FORMATS_SQL ")"
-
 /* The live records under the roots, and the provisional deletions there;
  * two queries, each on its index (files_path; files_deleted_scan).  The
  * root's range is written as one range with a filter: SQLite would not use
@@ -225,13 +220,13 @@ static int load(struct db *db, char *const *roots, size_t nroots, struct db_diff
 {
 	static const char live[] =
 		"SELECT id, path, fs_id, dev, ino, size, mtime_ns, error IS NOT NULL,"
-		" coalesce(ctime_ns, 0), 0, " NEEDS_HASH_SQL ", " X_META_STALE_SQL ","
+		" coalesce(ctime_ns, 0), 0, " DB_NEEDS_HASH_SQL ", " X_META_STALE_SQL ","
 		" coalesce(btime_ns, 0) FROM files"
 		" WHERE deleted_at IS NULL AND path >= ?1 AND path < ?3"
 		" AND (path = ?1 OR path >= ?2) AND ?4 = ?4";
 	static const char provisional[] =
 		"SELECT id, path, fs_id, dev, ino, size, mtime_ns, error IS NOT NULL,"
-		" coalesce(ctime_ns, 0), 1, " NEEDS_HASH_SQL ", " X_META_STALE_SQL ","
+		" coalesce(ctime_ns, 0), 1, " DB_NEEDS_HASH_SQL ", " X_META_STALE_SQL ","
 		" coalesce(btime_ns, 0) FROM files"
 		" WHERE " DB_PROVISIONAL_SQL " AND deleted_scan <> ?4"
 		" AND path >= ?1 AND path < ?3 AND (path = ?1 OR path >= ?2)";

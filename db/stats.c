@@ -53,14 +53,35 @@ static int totals(struct db *db, const struct db_stats_out *o, struct sl_err *er
 			       "SELECT count(*) FILTER (WHERE deleted_at IS NULL),"
 			       " coalesce(sum(size) FILTER (WHERE deleted_at IS NULL), 0),"
 			       " count(*) FILTER (WHERE deleted_at IS NULL AND error IS NOT NULL),"
-			       " count(*) FILTER (WHERE deleted_at IS NOT NULL) FROM files",
+			       " count(*) FILTER (WHERE deleted_at IS NOT NULL),"
+			       " count(*) FILTER (WHERE deleted_at IS NULL AND " DB_NEEDS_HASH_SQL ")"
+			       " FROM files",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare stats");
 	if (sqlite3_step(st) == SQLITE_ROW)
 		o->totals(o->ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
-			  sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3));
+			  sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
+			  sqlite3_column_int64(st, 4));
 	else
 		rc = DB_FAIL(db->h, err, "stats");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int db_phash_pending(struct db *db, uint64_t *count, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SL_OK;
+
+	*count = 0;
+	if (sqlite3_prepare_v2(db->h,
+			       "SELECT count(*) FROM files WHERE deleted_at IS NULL AND "
+			       DB_NEEDS_HASH_SQL, -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "count pending perceptual hashes");
+	if (sqlite3_step(st) == SQLITE_ROW)
+		*count = (uint64_t)sqlite3_column_int64(st, 0);
+	else
+		rc = DB_FAIL(db->h, err, "count pending perceptual hashes");
 	sqlite3_finalize(st);
 	return rc;
 }

@@ -29,7 +29,8 @@ static int pool_drop_one(struct budget *b)
 	return 1;
 }
 
-uint8_t *budget_alloc(struct budget *b, size_t want, size_t *charge, struct queue *kick)
+uint8_t *budget_alloc(struct budget *b, size_t want, size_t *charge, struct queue *kick,
+		      int disk)
 {
 	size_t cap = (want + POOL_GRAIN - 1) / POOL_GRAIN * POOL_GRAIN, i, best = SIZE_MAX;
 	uint8_t *buf;
@@ -66,13 +67,22 @@ uint8_t *budget_alloc(struct budget *b, size_t want, size_t *charge, struct queu
 		}
 		if (!pool_drop_one(b)) {
 			queue_kick(kick); /* the budget before the queue, always */
+			if (disk)
+				atomic_fetch_add(&b->starved, 1);
 			pthread_cond_wait(&b->freed, &b->mu);
+			if (disk)
+				atomic_fetch_sub(&b->starved, 1);
 		}
 	}
 	if (b->used > b->peak)
 		b->peak = b->used;
 	pthread_mutex_unlock(&b->mu);
 	return buf;
+}
+
+int budget_starved(struct budget *b)
+{
+	return atomic_load(&b->starved) > 0;
 }
 
 void budget_release(struct budget *b, uint8_t *buf, size_t charge)

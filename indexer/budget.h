@@ -15,6 +15,7 @@
 #define SL_BUDGET_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -29,6 +30,7 @@ struct budget {
 	size_t total, used, peak; /* used, and its peak: in flight + pooled */
 	size_t pooled;
 	size_t npool;
+	atomic_int starved; /* readers waiting for a file the disk serves */
 	struct {
 		uint8_t *buf;
 		size_t cap;
@@ -39,8 +41,14 @@ struct budget {
 void budget_init(struct budget *b, size_t total);
 /* A buffer of at least `want` bytes, charged *charge (0 for want 0);
  * waits while the budget is spent, after waking kick's consumers for what
- * is queued there (they free the memory).  NULL when out of memory. */
-uint8_t *budget_alloc(struct budget *b, size_t want, size_t *charge, struct queue *kick);
+ * is queued there (they free the memory).  `disk`: the bytes are to come
+ * from the disk, not the page cache, so a wait here is the disk waiting
+ * for the consumers (budget_starved).  NULL when out of memory. */
+uint8_t *budget_alloc(struct budget *b, size_t want, size_t *charge, struct queue *kick,
+		      int disk);
+/* Whether a reader is waiting in budget_alloc for bytes the disk would
+ * serve: the consumers are behind the disk. */
+int budget_starved(struct budget *b);
 /* Gives back a buffer from budget_alloc: kept for reuse while the pool
  * has room (POOL_SLOTS buffers, a quarter of the budget), in place of a
  * smaller one when it is full; else freed. */

@@ -32,6 +32,8 @@ struct job {
 	int meta_rc;
 	char meta_err[384];
 	int have_phash;
+	int phash_deferred;     /* left for the next scan (px_opts.phash_defer) */
+	int from_disk;          /* not all in the page cache when opened */
 	uint64_t phash;
 	const char *phash_src;
 	uint64_t got;
@@ -87,6 +89,7 @@ struct pipe {
 	size_t whole_max, chunk;   /* files above whole_max stream in chunks */
 	int jobs, ssd_readers;
 	size_t warm_ahead; /* items a reader of cached files stays ahead by */
+	size_t defer_backlog; /* items waiting past which hashes are deferred */
 	double stop_grace, slow_read;
 	struct queue xq; /* items for extractors */
 	struct queue sq; /* records for the store loop */
@@ -103,6 +106,7 @@ struct pipe {
 	pthread_mutex_t stat_mu;
 	double extract_s;
 	atomic_ullong bytes_read;
+	atomic_ullong phash_deferred;
 	struct rgroup *groups;
 	struct rslot *slots; /* one per reader thread */
 	atomic_int nslots;

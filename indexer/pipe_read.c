@@ -151,6 +151,7 @@ struct job *pipe_job_new(struct pipe *P, struct opened *o, struct tail **tail,
 	job->info = o->info;
 	job->opened_ns = o->opened_ns;
 	job->streamed = o->info.size > P->whole_max;
+	job->from_disk = !o->rf || !rd_cached(o->rf);
 	return job;
 }
 
@@ -239,7 +240,7 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 
 		if (y && seq > 0)
 			yd_wait(y, pipe_stop_cb, P);
-		buf = budget_alloc(&P->budget, want, &charge, &P->xq);
+		buf = budget_alloc(&P->budget, want, &charge, &P->xq, !rd_cached(rf));
 		if (!buf)
 			goto oom;
 		rc = want ? pipe_rd(P, g, file, rf, buf, want, off, &got, &e) : SL_OK;

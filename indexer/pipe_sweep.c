@@ -280,9 +280,9 @@ static int start(struct sweep *s, struct sf *f, const struct sched_op *op)
 		if (!f->job || (!P->o->read_only && x_hash_new(&f->hs) != SL_OK))
 			return -1;
 		f->head = P->chunk < f->size ? P->chunk : f->size;
-		f->buf = budget_alloc(&P->budget, f->head, &f->charge, &P->xq);
+		f->buf = budget_alloc(&P->budget, f->head, &f->charge, &P->xq, 1);
 	} else {
-		f->buf = budget_alloc(&P->budget, f->size, &f->charge, &P->xq);
+		f->buf = budget_alloc(&P->budget, f->size, &f->charge, &P->xq, 1);
 	}
 	return f->buf ? 0 : -1;
 }
@@ -383,7 +383,7 @@ static int stream_piece(struct sweep *s, struct sf *f, const struct sched_op *op
 		return complete(s, f);
 	}
 	if (op->kind == SO_AHEAD) {
-		buf = budget_alloc(&P->budget, op->len, &charge, &P->xq);
+		buf = budget_alloc(&P->budget, op->len, &charge, &P->xq, 1);
 		if (!buf)
 			return -1;
 		rc = pipe_rd(P, s->g, f->o.file, f->o.rf, buf, op->len, at, &got, &e);
@@ -401,7 +401,7 @@ static int stream_piece(struct sweep *s, struct sf *f, const struct sched_op *op
 		if (end - at > want) /* the piece's next chunk, while this one is copied */
 			rd_advise_range(f->o.rf, at + want,
 					end - at - want < P->chunk ? end - at - want : P->chunk);
-		buf = budget_alloc(&P->budget, want, &charge, &P->xq);
+		buf = budget_alloc(&P->budget, want, &charge, &P->xq, 1);
 		if (!buf)
 			return -1;
 		rc = pipe_rd(P, s->g, f->o.file, f->o.rf, buf, want, at, &got, &e);

@@ -16,6 +16,12 @@
 /* files the reader hands the extractors at once, records the extractors
  * hand the store loop (see queue.h), and how long either may wait */
 #define XQ_BATCH 4
+/* Files from the disk waiting for each extractor past which it leaves
+ * perceptual hashes for the next scan (px_opts.phash_defer): the scan
+ * then ends at most this many hashes per extractor after its disks (8
+ * took 1.07x the time of --no-phash on the emulated disk, 4 took 1.00x:
+ * docs/benchmarks.md). */
+#define DEFER_BACKLOG 4
 #define XQ_LAG 0.002
 #define SQ_BATCH 32
 #define SQ_LAG 0.02
@@ -245,6 +251,7 @@ static void resolve(struct pipe *P, const struct px_opts *o)
 	P->jobs = o->jobs > 0 ? o->jobs : sys_cpu_count();
 	/* a batch for every extractor, and as much again ready behind it */
 	P->warm_ahead = 2 * XQ_BATCH * (size_t)P->jobs;
+	P->defer_backlog = DEFER_BACKLOG * (size_t)P->jobs;
 	P->ssd_readers = o->ssd_readers > 0 ? o->ssd_readers : 4;
 	P->stop_grace = o->stop_grace > 0 ? o->stop_grace : 10.0;
 	P->slow_read = o->slow_read > 0 ? o->slow_read : 30.0;
@@ -443,6 +450,7 @@ static void collect(struct pipe *P, struct px_stats *st, struct px_group_stats *
 	st->bytes = atomic_load(&P->bytes_read);
 	st->read_s = (P->read_end ? P->read_end : sys_now()) - P->t0;
 	st->extract_s = P->extract_s;
+	st->phash_deferred = atomic_load(&P->phash_deferred);
 	st->wall_s = sys_now() - P->t0;
 	st->peak_inflight = P->budget.peak;
 	for (g = 0; g < P->pl->ngroups; g++) {

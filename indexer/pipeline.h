@@ -61,6 +61,13 @@ struct px_opts {
 	size_t chunk;        /* read size for streamed files; 0 = 4 MiB */
 	int keep_cache;      /* do not drop the pages this scan brought in */
 	int phash;           /* compute perceptual hashes of JPEGs read whole */
+	/* while a reader waits for memory to read what the disk serves (the
+	 * extractors are behind the disk), the pictures extractors take get
+	 * no perceptual hash: their records say none was tried (phash_src
+	 * NULL) and the next scan reads them for it.  A file read only for
+	 * its hash (FT_REHASH) always gets it.  docs/design.md, "Pending
+	 * perceptual hashes". */
+	int phash_defer;
 	int read_only;       /* read and discard: no hash, no extraction (bench) */
 	int background;      /* every thread at idle I/O and CPU priority; readers
 				wait while others use their disk (yield.h) */
@@ -96,6 +103,7 @@ struct px_stats {
 	uint64_t errors;     /* records carrying a per-file error */
 	double read_s;       /* wall time until every reader finished */
 	double extract_s;    /* busy time summed over extractor threads */
+	uint64_t phash_deferred; /* pictures left without a hash (phash_defer) */
 	double store_s;      /* time inside the sink */
 	double wall_s;
 	uint64_t peak_inflight; /* highest file-buffer bytes held: in flight and pooled */

@@ -99,6 +99,16 @@ void *queue_pop(struct queue *q, double timeout, int *timed_out)
 	return item;
 }
 
+size_t queue_len(struct queue *q)
+{
+	size_t n;
+
+	pthread_mutex_lock(&q->mu);
+	n = q->count;
+	pthread_mutex_unlock(&q->mu);
+	return n;
+}
+
 void queue_wait_below(struct queue *q, size_t n)
 {
 	pthread_mutex_lock(&q->mu);

@@ -41,6 +41,8 @@ void queue_push(struct queue *q, void *item);
  * nothing arrived for that many seconds (*timed_out, when not NULL, is then
  * set). */
 void *queue_pop(struct queue *q, double timeout, int *timed_out);
+/* How many items wait now. */
+size_t queue_len(struct queue *q);
 /* Returns once fewer than n items wait (or the queue is closed). */
 void queue_wait_below(struct queue *q, size_t n);
 /* Wakes a consumer for whatever is queued, batch or not. */

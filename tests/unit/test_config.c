@@ -36,6 +36,7 @@ static void test_values(void)
 			     "order = physical\n"
 			     "jobs = 3\n"
 			     "phash = off\n"
+			     "phash_now = yes\n"
 			     "mem = 128M\n"
 			     "cross_fs = yes\n"
 			     "trust_mtime = yes\n");
@@ -54,6 +55,7 @@ static void test_values(void)
 	CHECK_INT(c.order, PLAN_PHYSICAL);
 	CHECK_INT(c.jobs, 3);
 	CHECK_INT(c.phash, 0);
+	CHECK_INT(c.phash_now, 1);
 	CHECK_INT(c.mem, 128u << 20);
 	CHECK_INT(c.cross_fs, 1);
 	CHECK_INT(c.trust_mtime, 1);
@@ -83,6 +85,7 @@ static void test_errors(void)
 	bad("root = /a\nrots = /b\n", "bad.conf:2: unknown setting 'rots'");
 	bad("root = relative/path\n", "not an absolute path");
 	bad("background = maybe\n", "background wants yes or no");
+	bad("phash_now = soon\n", "phash_now wants yes or no");
 	bad("jobs = 0\n", "jobs wants a number from 1 to 256");
 	bad("jobs = 4x\n", "jobs wants");
 	bad("mem = 10\n", "mem wants a size");

@@ -220,7 +220,7 @@ static int scan(const char *db)
 
 	memset(&a, 0, sizeof(a));
 	a.unconfined = 1; /* many scans in this one process */
-	a.order = a.cross_fs = a.phash = a.trust_mtime = a.background = -1;
+	a.order = a.cross_fs = a.phash = a.phash_now = a.trust_mtime = a.background = -1;
 	a.db = db;
 	a.roots = roots;
 	a.nroots = 1;

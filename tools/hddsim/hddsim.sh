@@ -43,7 +43,12 @@ up)
   mkdir -p "$dir/fuse" "$dir/fs"
   img=/dev/shm/hddsim-$name.img
   echo "$img" > "$dir/image"
-  "$bin" --image "$img" --size "$size" --latency off "$@" "$dir/fuse"
+  # The emulator runs at real-time priority (SCHED_FIFO; its FUSE threads
+  # inherit it): a scan's CPU use must not slow the "disk" it is measured
+  # on.  HDDSIM_RT=0 leaves it at normal priority.
+  rt=()
+  if [ "${HDDSIM_RT:-1}" != 0 ] && command -v chrt >/dev/null; then rt=(chrt -f 50); fi
+  "${rt[@]}" "$bin" --image "$img" --size "$size" --latency off "$@" "$dir/fuse"
   for _ in $(seq 50); do [ -e "$dir/fuse/disk" ] && break; sleep 0.1; done
   loop=$(losetup --find --show --direct-io=on "$dir/fuse/disk")
   echo "$loop" > "$dir/loop"
