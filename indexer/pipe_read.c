@@ -151,7 +151,7 @@ struct job *pipe_job_new(struct pipe *P, struct opened *o, struct tail **tail,
 	job->info = o->info;
 	job->opened_ns = o->opened_ns;
 	job->streamed = o->info.size > P->whole_max;
-	job->from_disk = !o->rf || !rd_cached(o->rf);
+	job->from_disk = !o->rf || rd_cached(o->rf) <= 0; /* -1: judged on the first read */
 	return job;
 }
 
@@ -183,6 +183,12 @@ void pipe_check_after(struct rd_file *rf, const struct rd_info *info, struct tai
 		snprintf(tail->warn, sizeof(tail->warn), "modified while being read");
 }
 
+/* Where rd_cached cannot tell (-1), a first read of at least
+ * CACHE_JUDGED_MIN bytes that came at CACHE_SPEED or more was the page
+ * cache's: no disk a photo drive sits on gives 1 GB/s, memory gives ten. */
+#define CACHE_JUDGED_MIN ((size_t)64 << 10)
+#define CACHE_SPEED 1e9
+
 void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct yd *y)
 {
 	uint32_t file = o->file;
@@ -196,7 +202,7 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 	char *path = o->path;
 	uint64_t off = 0, size;
 	int seq = 0, rc = o->rc, hs_dropped = 0;
-	double t_start = sys_now() - P->t0;
+	double t_start = sys_now() - P->t0, t_rd;
 
 	if (!path) {
 		pipe_nomem(P);
@@ -219,7 +225,7 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 	 * fresh memory (issue 41: 85 page faults a file on a warm scan).  The
 	 * reader waits for them then, and only then: for a file the disk
 	 * serves it never waits. */
-	if (rd_cached(rf))
+	if (rd_cached(rf) > 0)
 		queue_wait_below(&P->xq, P->warm_ahead);
 	job = pipe_job_new(P, o, &tail, &spare);
 	if (!job)
@@ -240,10 +246,17 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 
 		if (y && seq > 0)
 			yd_wait(y, pipe_stop_cb, P);
-		buf = budget_alloc(&P->budget, want, &charge, &P->xq, !rd_cached(rf));
+		buf = budget_alloc(&P->budget, want, &charge, &P->xq, rd_cached(rf) <= 0);
 		if (!buf)
 			goto oom;
+		t_rd = sys_now();
 		rc = want ? pipe_rd(P, g, file, rf, buf, want, off, &got, &e) : SL_OK;
+		/* Where the page cache cannot be asked, bytes that came faster
+		 * than any disk serves them were in memory (the pending hash,
+		 * pipe_extract.c, is for files the disk serves) */
+		if (seq == 0 && rd_cached(rf) < 0)
+			job->from_disk = got < CACHE_JUDGED_MIN ||
+					 (double)got / (sys_now() - t_rd + 1e-9) < CACHE_SPEED;
 		off += got;
 		last = rc != SL_OK || got < want || off >= size;
 		if (!last && pipe_stopping(P)) {

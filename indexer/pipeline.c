@@ -109,7 +109,10 @@ static void store_one(struct pipe *P, px_sink_fn sink, void *ctx, const struct p
  * (ftab_join_links): other names of it, or files whose data is its data,
  * read once.  Each keeps its own identity and times, as the locate pass
  * stat'ed them: no later than the read, so the racy test is made against
- * the start of that pass. */
+ * the start of that pass; except another name of the inode read, whose
+ * times are that inode's as checked at the read (same), so that all its
+ * names are racy or none (one racy name made the next scan read a file
+ * whose other name it had just recorded as settled). */
 static void store(struct pipe *P, px_sink_fn sink, void *ctx, struct px_record *r,
 		  struct px_stats *st)
 {
@@ -146,7 +149,8 @@ static void store(struct pipe *P, px_sink_fn sink, void *ctx, struct px_record *
 		a.mtime_ns = f->mtime_ns;
 		a.ctime_ns = f->ctime_ns;
 		a.btime_ns = f->btime_ns;
-		a.stat_wall_ns = P->ft->stat_begin_ns;
+		a.stat_wall_ns = f->dev == h->dev && f->ino == h->ino ? r->stat_wall_ns
+								      : P->ft->stat_begin_ns;
 		pipe_fill_location(P->ft, &a);
 		a.path = pipe_path_of(P, k);
 		if (!a.path) {

@@ -47,7 +47,9 @@ int rd_read(struct rd_file *f, void *buf, size_t len, uint64_t off, size_t *got,
 	    struct sl_err *err);
 
 /* Whether all of the file was in the page cache when it was opened:
- * reading it then asks nothing of the disk (0 where that is not known). */
+ * reading it then asks nothing of the disk.  1 yes, 0 no, -1 where that
+ * cannot be asked (Windows): the pipeline then judges by how fast the
+ * bytes came (pipe_read.c). */
 int rd_cached(const struct rd_file *f);
 
 /* Bytes of holes rd_read has given as zeros so far. */

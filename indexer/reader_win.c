@@ -233,6 +233,6 @@ uint64_t rd_holes(const struct rd_file *f)
 
 int rd_cached(const struct rd_file *f)
 {
-	(void)f; /* not asked here: the reader never waits on that account */
-	return 0;
+	(void)f; /* Windows has no cheap question for it */
+	return -1;
 }

@@ -465,7 +465,9 @@ with tempdir("media") as work:
     # differ in phys_offset, which is not what that check is about
     os.sync()
     db = os.path.join(work, "i.db")
-    rc, out, err = run("scan", "--db", db, media, real, gen)
+    # --phash-now: every hash in this scan, whatever the page cache holds
+    # (by default one the disk outruns is left for the next scan: test_pending)
+    rc, out, err = run("scan", "--phash-now", "--db", db, media, real, gen)
     check(rc in (0, 1), "scan finishes (exit %d): %s" % (rc, err[-500:]))
     recs = {}
     for r in export(db):
@@ -497,7 +499,7 @@ with tempdir("media") as work:
                            capture_output=True, text=True)
         check(p.returncode == 0, "exiftool %s: %s" % (name, p.stderr[-200:]))
     pdb = os.path.join(work, "p.db")
-    run("scan", "--db", pdb, "--quiet", gen, pairs_dir)
+    run("scan", "--phash-now", "--db", pdb, "--quiet", gen, pairs_dir)
     rc, out, err = run("query", "--db", pdb, "--pairs", "--json")
     got = sorted((j["kind"], tuple(j["files"]), j.get("embedded_video"))
                  for j in map(json.loads, out.splitlines()))
@@ -512,7 +514,7 @@ with tempdir("media") as work:
           "query --pairs as text: %s" % out)
     # the same movies streamed: 256 KiB chunks, the moov box caught in passing
     sdb = os.path.join(work, "s.db")
-    rc, out, err = run("scan", "--mem", "1M", "--db", sdb, media, gen)
+    rc, out, err = run("scan", "--phash-now", "--mem", "1M", "--db", sdb, media, gen)
     check(rc in (0, 1), "streamed scan finishes (exit %d): %s" % (rc, err[-500:]))
     streamed = {(side_of(r["path"]), os.path.basename(r["path"])): r for r in export(sdb)}
     big = streamed.get(("gen", "big.mp4"), {})
@@ -595,7 +597,7 @@ with tempdir("media") as work:
             " duration = NULL, content_id = NULL, rating = NULL, label = NULL,"
             " keywords = NULL, hierarchical_keywords = NULL, title = NULL,"
             " description = NULL, creator = NULL, copyright = NULL")
-    rc, out, err = run("scan", "--json", "--db", db, media, real, gen)
+    rc, out, err = run("scan", "--phash-now", "--json", "--db", db, media, real, gen)
     summary = json.loads(out.splitlines()[-1]) if out.strip() else {}
     total = len(before)
     check(summary.get("upgraded", 0) == total - other,
@@ -613,7 +615,7 @@ with tempdir("media") as work:
     check(stale_formats > 0 and db_rows(db, "SELECT count(*) FROM files WHERE meta_version"
                                             " IS NULL AND error IS NULL AND format = 'jpeg'")[0][0]
           == 0, "records carry their extractor version")
-    rc, out, err = run("scan", "--json", "--db", db, media, real, gen)
+    rc, out, err = run("scan", "--phash-now", "--json", "--db", db, media, real, gen)
     summary = json.loads(out.splitlines()[-1]) if out.strip() else {}
     # (files whose record holds an error are read by every scan)
     check(summary.get("upgraded") == 0 and summary.get("files_read") == summary.get("changed"),
@@ -637,7 +639,7 @@ with tempdir("media") as work:
           " %d of %d the same" % (len(set(kept) & set(hashes)), len(hashes)))
     # --full reads everything and calls none of it an upgrade
     sql(db, "UPDATE files SET meta_version = NULL")
-    rc, out, err = run("scan", "--full", "--json", "--db", db, media, real, gen)
+    rc, out, err = run("scan", "--phash-now", "--full", "--json", "--db", db, media, real, gen)
     summary = json.loads(out.splitlines()[-1]) if out.strip() else {}
     check(summary.get("upgraded") == 0 and summary.get("files_read") == total,
           "--full: %s upgraded, %s of %d read" % (summary.get("upgraded"),

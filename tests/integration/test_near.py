@@ -142,7 +142,9 @@ with tempdir("near", base="/dev/shm") as work:
           "the edited copy carries the old thumbnail")
 
     db = os.path.join(work, "i.db")
-    rc, out, err = run("scan", "--db", db, root)
+    # --phash-now: every hash in this scan, whatever the page cache holds
+    # (by default one the disk outruns is left for the next scan: test_pending)
+    rc, out, err = run("scan", "--phash-now", "--db", db, root)
     check(rc in (0, 1), "scan: %d %s" % (rc, err[-300:]))
     ext = {r["path"]: r for r in (json.loads(l) for l in
                                    run("export", "--db", db, "--extended")[1].splitlines())}
