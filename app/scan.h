@@ -41,7 +41,7 @@ struct scan_args {
 	int jobs;                 /* 0: configuration, else one per CPU */
 	uint64_t mem;             /* 0: configuration, else the pipeline's */
 	int phash;                /* -1: configuration, else on */
-	int phash_now;            /* -1: configuration, else off (phash_defer) */
+	int phash_now;            /* -1: configuration; 1: every hash in this scan; 0: may defer */
 	int trust_mtime;          /* -1: configuration */
 	int background;           /* -1: configuration's for scheduled runs, else off */
 	int scheduled;            /* as the service runs it: recorded so */

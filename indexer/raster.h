@@ -5,8 +5,10 @@
  * A PNG or WebP of a photo is a copy made for the web or by an editor:
  * hashed so that `dupes --near` groups it with the JPEG or RAW it came
  * from.  Neither format carries a small picture of itself, so the whole
- * image is decoded: PNG at full size to grey (libpng's simplified API;
- * transparency composited on white, as viewers and exports show it),
+ * image is decoded: PNG row by row into the hash's grid (libpng expands
+ * the samples; grey is integer BT.601 luma of the stored values, as a
+ * JPEG's Y, transparency composited on white, as viewers and exports show
+ * it),
  * WebP scaled by libwebp while decoding so that its shorter side is
  * RASTER_SIDE (its rescaler averages areas, as the hash's grid does) and
  * its luma plane taken as is.  Pictures over RASTER_MAX_PIXELS are not

@@ -5,6 +5,7 @@ Tests that need root or loop devices exit 77 (CTest: skipped) when they are
 not available, unless SEEKLESS_REQUIRE_ALL=1 (CI), where that is a failure.
 """
 import contextlib
+import errno
 import json
 import os
 import re
@@ -240,6 +241,44 @@ class LoopFs:
             os.unlink(self.img)
 
 
+def dead_mounts():
+    """Mount points that stat cannot reach: FUSE mounts whose daemon has
+    gone (ENOTCONN), left behind by a killed process anywhere on the
+    machine."""
+    dead = []
+    with open("/proc/self/mounts") as f:
+        for line in f:
+            point = line.split()[1].replace("\\040", " ")
+            try:
+                os.stat(point)
+            except OSError as e:
+                if e.errno == errno.ENOTCONN:
+                    dead.append(point)
+    return dead
+
+
+def mkfs(cmd):
+    """Run a mkfs command; on failure raise with its own words.  mkfs.btrfs
+    stats every mount point to check that the device is not mounted, and
+    gives up on a dead FUSE mount that is none of ours: then it runs again
+    in a private mount namespace with those mounts detached (the machine's
+    own mounts are not touched), and the dead mounts are named."""
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    dead = dead_mounts() if p.returncode != 0 else []
+    if dead:
+        script = "".join("umount -l '%s' 2>/dev/null; " % d.replace("'", "'\\''")
+                         for d in dead)
+        print("note: dead FUSE mounts on this machine (not this test's): %s; %s runs "
+              "in a private mount namespace without them" % (", ".join(dead), cmd[0]),
+              file=sys.stderr)
+        p = subprocess.run(["unshare", "-m", "--propagation", "private", "sh", "-c",
+                            script + 'exec "$@"', "sh"] + cmd, capture_output=True, text=True)
+    if p.returncode != 0:
+        raise RuntimeError("%s failed (exit %d): %s%s" % (" ".join(cmd), p.returncode,
+                           p.stderr.strip() or p.stdout.strip() or "(no output)",
+                           "; dead mounts: %s" % ", ".join(dead) if dead else ""))
+
+
 @contextlib.contextmanager
 def loop_fs(fstype, size_mb=512, rotational=True, mkfs_args=()):
     """A fresh file system of fstype on a loop device backed by /dev/shm,
@@ -250,8 +289,7 @@ def loop_fs(fstype, size_mb=512, rotational=True, mkfs_args=()):
     fs = LoopFs(fstype, size_mb, rotational)
     try:
         fs.attach()
-        subprocess.run(MKFS[fstype] + list(mkfs_args) + [fs.loop], check=True,
-                       capture_output=True)
+        mkfs(MKFS[fstype] + list(mkfs_args) + [fs.loop])
         fs.mount()
         yield fs
     finally:

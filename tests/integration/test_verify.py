@@ -14,7 +14,7 @@ import subprocess
 import tempfile
 import time
 
-from lib import check, done, loop_fs, mkcorpus, need_root, regular_files, run, skip, tempdir
+from lib import check, done, loop_fs, mkcorpus, mkfs, need_root, regular_files, run, skip, tempdir
 
 
 def verify(*roots, rc=0, **kw):
@@ -113,8 +113,7 @@ with tempdir("verify") as work:
             if p.returncode != 0:
                 skip("no loop device: " + p.stderr.strip())
             loops.append(p.stdout.strip())
-        subprocess.run(["mkfs.btrfs", "-q", "-f", "-d", "single", "-m", "raid1"] + loops,
-                       check=True, capture_output=True)
+        mkfs(["mkfs.btrfs", "-q", "-f", "-d", "single", "-m", "raid1"] + loops)
         os.mkdir(mnt)
         subprocess.run(["mount", loops[0], mnt], check=True)
         root = os.path.join(mnt, "photos")
