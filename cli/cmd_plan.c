@@ -150,8 +150,10 @@ static void json_device(struct strbuf *o, const struct prep *p, const struct pla
 	sb_addf(o, ",\"extents\":%s,\"order\":\"%s\",\"reason\":", gr->extents ? "true" : "false",
 		plan_order_name(gr->order));
 	sb_add_json(o, gr->reason, strlen(gr->reason));
-	sb_addf(o, ",\"files\":%zu,\"bytes\":%" PRIu64 ",\"located\":%zu,\"file_systems\":[",
-		gr->count, gr->bytes, gr->located);
+	sb_addf(o, ",\"files\":%zu,\"bytes\":%" PRIu64 ",\"located\":%zu,\"written_back\":%zu,"
+		"\"synced_fs\":%s,\"writeback_s\":%.3f,\"file_systems\":[",
+		gr->count, gr->bytes, gr->located, gr->written_back,
+		gr->synced_fs ? "true" : "false", gr->writeback_s);
 	for (i = 0; i < p->ft.ndevs; i++) {
 		const struct dev_info *d = &p->devs[i];
 		const struct ft_dev *fd = &p->ft.devs[i];

@@ -182,6 +182,8 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 		json_str(&o, "file_systems", fs);
 		sb_addf(&o, ",\"order\":\"%s\"", plan_order_name(gr->order));
 		json_str(&o, "reason", gr->reason);
+		sb_addf(&o, ",\"written_back\":%zu,\"synced_fs\":%s,\"writeback_s\":%.3f",
+			gr->written_back, gr->synced_fs ? "true" : "false", gr->writeback_s);
 		sb_addf(&o, ",\"files\":%zu,\"files_read\":%" PRIu64 ",\"bytes_read\":%" PRIu64
 			",\"read_s\":%.3f,\"swept\":%s,\"unswept\":%" PRIu64 "}", gr->count,
 			gs ? gs->files : 0, gs ? gs->bytes : 0, gs ? gs->read_s : 0.0,

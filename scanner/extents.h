@@ -63,6 +63,11 @@ struct ext_result {
 			       (ftab_join_links) */
 	int undecided;      /* this answer is about the file alone: it does not
 			       tell whether the file system can place files */
+	uint8_t written_back; /* its data was still in the page cache, not yet
+				 given blocks (delayed allocation): it was
+				 written back and asked again; 2: with its
+				 whole file system (EXT_WB_FS) */
+	double writeback_s;   /* what that write-back took */
 };
 
 /* A fragmented file's runs, kept for the extent schedule (sched.h): every
@@ -87,16 +92,28 @@ struct ext_runs {
 int ext_stat(const struct anchor *a, const char *rel, struct ext_result *r,
 	     struct sl_err *err);
 
+/* How a file whose data has no blocks yet (delayed allocation: written a
+ * moment ago, still in the page cache) is written back before it is asked
+ * again: the file alone, or its whole file system (syncfs: the kernel
+ * writes everything it owes there in one go, in its own order; measured
+ * 22% faster than file by file after copying 2,000 photos, docs/design.md). */
+enum ext_writeback {
+	EXT_WB_FILE,
+	EXT_WB_FS
+};
+
 /* Open the file rel below a (anchor.h: no link followed, nothing but a
  * regular file ever opened), stat it, and ask where its data lies as mode
  * says (EXT_NONE: the result carries FT_NOEXT without asking), and, when
- * runs is not NULL, fill it (above).
+ * runs is not NULL, fill it (above).  Data without blocks is written back
+ * as wb says, and asked again (ext_result.written_back; Linux).
  *
  * Returns SL_OK; SL_E_IO when the file vanished, is unreadable or is no longer
  * a regular file (the message says which, for the file's record);
  * SL_E_RESOURCE when descriptors or memory ran out.  *r is zeroed first. */
-int ext_locate(const struct anchor *a, const char *rel, enum ext_mode mode, struct ext_result *r,
-	       struct ext_runs *runs, struct sl_err *err);
+int ext_locate(const struct anchor *a, const char *rel, enum ext_mode mode,
+	       enum ext_writeback wb, struct ext_result *r, struct ext_runs *runs,
+	       struct sl_err *err);
 
 /* A mergerfs pool, which joins the file systems of several disks under one
  * mount: its files are stat'ed, located and read on their branches, so

@@ -1,8 +1,18 @@
 /* extents_linux.c - FS_IOC_FIEMAP, and FIBMAP where it is refused.
  *
- * No FIEMAP_FLAG_SYNC as a rule: syncing would force writeback of every
- * dirty file we look at; a file still in delayed allocation reports
- * FIEMAP_EXTENT_UNKNOWN and is placed by inode instead.  The exception is a
+ * No FIEMAP_FLAG_SYNC as a rule: it would write back every dirty page of
+ * every file we ask about, blocks given or not.  A file whose data is
+ * still in delayed allocation (FIEMAP_EXTENT_DELALLOC: copied a moment
+ * ago, not yet given blocks, so it has no position) is written back and
+ * asked again: the first scan after copying photos onto a drive is the
+ * most common first use there is, and without this it would follow inode
+ * order.  The kernel writes these pages within half a minute anyway, in
+ * the middle of our sweep, where each write is a seek; written first, they
+ * cost the sweep nothing (docs/design.md, "Data not yet on the disk").
+ * Only files that say so pay: one at a time (sync_file_range: this file's
+ * pages, no journal commit), or, after a few on the same file system, all
+ * of it at once (syncfs, ext_writeback); what it took is counted and
+ * shown.  The other exception is a
  * file found all shared and changed lately: it is to be joined with another
  * by its map alone (ftab_join_links), and xfs maps a reflink copy written a
  * moment ago to the shared extents until writeback gives it blocks of its
@@ -91,7 +101,9 @@ static void add_run(struct ext_runs *runs, const struct fiemap_extent *x, int *d
 	runs->n++;
 }
 
-static void map_extents(int fd, struct ext_result *r, struct ext_runs *runs)
+/* Sets *dirty when some of the data has no blocks yet (delayed
+ * allocation). */
+static void map_extents(int fd, struct ext_result *r, struct ext_runs *runs, int *dirty)
 {
 	union {
 		struct fiemap fm;
@@ -135,6 +147,8 @@ static void map_extents(int fd, struct ext_result *r, struct ext_runs *runs)
 		for (i = 0; i < n; i++) {
 			const struct fiemap_extent *x = &fm->fm_extents[i];
 			uint32_t fl = x->fe_flags;
+			if (fl & FIEMAP_EXTENT_DELALLOC)
+				*dirty = 1;
 			if (first) {
 				first = 0;
 				if (fl & (FIEMAP_EXTENT_UNKNOWN | FIEMAP_EXTENT_DELALLOC))
@@ -330,8 +344,9 @@ static void unshare(struct ext_result *r, struct ext_runs *runs)
 		runs->n = 0;
 }
 
-int ext_locate(const struct anchor *a, const char *rel, enum ext_mode mode, struct ext_result *r,
-	       struct ext_runs *runs, struct sl_err *err)
+int ext_locate(const struct anchor *a, const char *rel, enum ext_mode mode,
+	       enum ext_writeback wb, struct ext_result *r, struct ext_runs *runs,
+	       struct sl_err *err)
 {
 	struct stat st;
 	int64_t btime;
@@ -345,10 +360,21 @@ int ext_locate(const struct anchor *a, const char *rel, enum ext_mode mode, stru
 		return rc;
 	fill_stat(&st, btime, r);
 	if (mode == EXT_MAP || mode == EXT_ASK) {
-		map_extents(fd, r, runs);
+		int dirty = 0;
+		map_extents(fd, r, runs, &dirty);
+		if (dirty) {
+			double t0 = sys_now();
+			int ok = wb == EXT_WB_FS ? syncfs(fd) == 0 : write_back(fd) == 0;
+			if (ok) {
+				dirty = 0;
+				map_extents(fd, r, runs, &dirty);
+				r->written_back = wb == EXT_WB_FS ? 2 : 1;
+			}
+			r->writeback_s = sys_now() - t0;
+		}
 		if (r->shared && r->ctime_ns > sys_wall_ns() - SYNC_RECENT) {
 			if (write_back(fd) == 0)
-				map_extents(fd, r, runs);
+				map_extents(fd, r, runs, &dirty);
 			else
 				unshare(r, runs); /* not known to be whole: read on its own */
 		}

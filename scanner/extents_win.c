@@ -245,11 +245,14 @@ int ext_stat(const struct anchor *a, const char *rel, struct ext_result *r,
 
 /* Windows has no FIBMAP: EXT_BMAP is asked as the map (no file system
  * answers it there, so it never comes). */
-int ext_locate(const struct anchor *a, const char *rel, enum ext_mode mode, struct ext_result *r,
-	       struct ext_runs *runs, struct sl_err *err)
+int ext_locate(const struct anchor *a, const char *rel, enum ext_mode mode,
+	       enum ext_writeback wb, struct ext_result *r, struct ext_runs *runs,
+	       struct sl_err *err)
 {
 	int rc;
 
+	(void)wb; /* NTFS gives clusters when the data is written: no delayed
+		     allocation to wait for */
 	if (runs)
 		runs->n = 0; /* retrieval pointers keep no runs yet (extents.h) */
 	rc = locate(a, rel, mode != EXT_NONE, r, err);

@@ -106,6 +106,10 @@ struct ft_dev {
 	int logical;       /* 0: phys is an offset on the file system's device;
 			      else (btrfs) a logical address, CM_* says why it was
 			      not mapped (chunkmap.h) */
+	uint32_t written_back; /* files whose data had no blocks yet (delayed
+				  allocation), written back alone to be placed */
+	double writeback_s;    /* what writing them back took */
+	int synced;            /* its whole file system was written back once */
 	uint32_t dir;      /* the first directory walked on it (FT_NONE: none), so
 			      that a file system whose files are all gone is still
 			      known for what it is (its records are deleted, not

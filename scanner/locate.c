@@ -266,6 +266,13 @@ static enum ext_mode ask_mode(const struct ft_dev *d)
 	return d->by == FT_BY_BMAP ? EXT_BMAP : EXT_MAP;
 }
 
+/* Files of one file system written back one by one before the rest of it
+ * is written back at once (extents.h, ext_writeback): one photo saved a
+ * moment ago does not make the scan wait for everything else the file
+ * system owes its disk; a folder copied a moment ago does, which is
+ * quicker than file by file. */
+#define WB_FILES_ALONE 8
+
 /* What the extent pass says of where a file lies; it replaces them whole. */
 #define WHERE_FLAGS (FT_LOCATED | FT_INLINE | FT_UNKNOWN | FT_ENCODED | FT_EMPTY | FT_NOEXT)
 
@@ -377,7 +384,13 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		if ((rc = where(ft, k, 1, cancel, &a, &rel, &path, err)) != SL_OK)
 			break;
 		d = &ft->devs[f->dev];
-		frc = a ? ext_locate(a, rel.p, ask_mode(d), &r, &runs, &fe) : no_anchor(&fe);
+		/* a few files without blocks yet are written back one by one; more
+		 * (a copy just made) with all of their file system at once */
+		frc = a ? ext_locate(a, rel.p, ask_mode(d),
+				     d->written_back >= WB_FILES_ALONE && !d->synced ? EXT_WB_FS
+										  : EXT_WB_FILE,
+				     &r, &runs, &fe)
+			: no_anchor(&fe);
 		/* another file than the stat pass saw (and the diff judged):
 		 * an error now, a fresh look next scan (docs/security.md) */
 		if (frc == SL_OK && (f->flags & FT_STATED) && !same_file(ft, f, &r))
@@ -426,6 +439,14 @@ int locate_extents(struct ftab *ft, struct locate_stats *st, atomic_int *cancel,
 		f->flags = (uint16_t)((f->flags & ~WHERE_FLAGS) | r.flags);
 		if (r.flags & FT_LOCATED)
 			st->located++;
+		d->writeback_s += r.writeback_s;
+		st->writeback_s += r.writeback_s;
+		if (r.written_back == 1) {
+			d->written_back++;
+			st->written_back++;
+		}
+		if (r.written_back == 2)
+			d->synced = st->synced_fs = 1;
 		if ((runs.n || ft->run_at) && (rc = ftab_set_runs(ft, k, runs.v, runs.n, err)) != SL_OK)
 			break;
 	}

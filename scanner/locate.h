@@ -25,6 +25,9 @@ struct locate_stats {
 	uint64_t located;   /* with a physical offset */
 	uint64_t failed;    /* vanished or unreadable: recorded in ft */
 	uint64_t bytes;     /* sum of sizes */
+	uint64_t written_back; /* files written back alone to be placed (extents.h) */
+	int synced_fs;         /* and a whole file system was, for the rest */
+	double writeback_s;    /* what that took */
 };
 
 /* Fill ino/size/mtime of every file in ft, and *devs with one dev_info per

@@ -387,6 +387,9 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 				facts.ext_errno = fd->extents_errno;
 				facts.bmap_errno = fd->bmap_errno;
 			}
+			gr->written_back += fd->written_back;
+			gr->synced_fs |= fd->synced;
+			gr->writeback_s += fd->writeback_s;
 			bmap_only |= fd->extents == 1 && fd->by == FT_BY_BMAP;
 			mapped |= fd->extents == 1 && fd->by != FT_BY_BMAP;
 			probed |= fd->extents != -1;
@@ -425,6 +428,14 @@ int plan_build(const struct ftab *ft, const struct dev_info *devs, int order, ui
 		}
 		if (by_position(gr->order))
 			note_btrfs(ft, devs, &p, g);
+		if (by_position(gr->order) && (gr->written_back || gr->synced_fs)) {
+			size_t l = strlen(gr->reason);
+			snprintf(gr->reason + l, sizeof(gr->reason) - l,
+				 "; data not yet on the disk (delayed allocation) written back "
+				 "first to place it: %zu %s alone%s (%.2f s)",
+				 gr->written_back, gr->written_back == 1 ? "file" : "files",
+				 gr->synced_fs ? ", then the whole file system" : "", gr->writeback_s);
+		}
 		if (by_position(gr->order) && gr->located < gr->count) {
 			size_t l = strlen(gr->reason);
 			snprintf(gr->reason + l, sizeof(gr->reason) - l,

@@ -52,6 +52,10 @@ struct plan_group {
 	size_t first;      /* slice of plan.seq */
 	size_t count;
 	size_t located;    /* files placed by physical offset */
+	size_t written_back; /* of them, files written back alone first to be
+				placed: their data had no blocks yet (extents.h) */
+	int synced_fs;       /* and then a whole file system, for the rest */
+	double writeback_s;  /* what writing them back took */
 	uint64_t bytes;
 	/* the extent schedule (sched.h; plan_schedule): op.file indexes this
 	 * group's slice of seq.  NULL when the group's files are read one

@@ -16,7 +16,7 @@ static int locate_path(const char *path, enum ext_mode mode, struct ext_result *
 {
 	const char *name;
 	struct anchor *a = t_anchor(path, &name);
-	int rc = ext_locate(a, name, mode, r, NULL, e);
+	int rc = ext_locate(a, name, mode, EXT_WB_FILE, r, NULL, e);
 	anchor_free(a);
 	return rc;
 }

@@ -119,7 +119,7 @@ static void test_walk_and_locate(void)
 	CHECK_INT(ext_stat(at, sb.p, &r, &e), SL_OK);
 	CHECK_INT(r.size, 10);
 	CHECK(r.mtime_ns > (int64_t)1500000000 * 1000000000);
-	CHECK_INT(ext_locate(at, sb.p, EXT_ASK, &r, NULL, &e), SL_OK);
+	CHECK_INT(ext_locate(at, sb.p, EXT_ASK, EXT_WB_FILE, &r, NULL, &e), SL_OK);
 	/* Wine answers retrieval pointers impossibly: refused, not believed */
 	CHECK(r.flags & (FT_LOCATED | FT_NOEXT | FT_INLINE));
 	if (r.flags & FT_NOEXT)
