@@ -193,6 +193,7 @@ static int print_json(FILE *out, const struct prep *p, const struct plan *pl)
 	struct strbuf o = STRBUF_INIT, path = STRBUF_INIT;
 	size_t g, i;
 	int first = 1, rc = 0;
+	uint32_t k;
 
 	sb_addf(&o, "{\"order_requested\":\"%s\",\"seed\":%" PRIu64 ",\"mem\":%" PRIu64
 		    ",\"joined\":%zu,\"roots\":[",
@@ -239,8 +240,19 @@ static int print_json(FILE *out, const struct prep *p, const struct plan *pl)
 				sb_add_json(&o, via, strlen(via));
 			else
 				sb_adds(&o, "null");
-			sb_addf(&o, ",\"size\":%" PRIu64 ",\"inode\":%" PRIu64 ",\"placement\":\"%s\"}",
+			sb_addf(&o, ",\"size\":%" PRIu64 ",\"inode\":%" PRIu64 ",\"placement\":\"%s\"",
 				f->size, f->ino, ftab_placement(f->flags));
+			/* names read with this one (hard links, reflink copies) */
+			sb_adds(&o, ",\"other_names\":[");
+			for (k = ftab_link_next(&p->ft, pl->seq[i]); k != FT_NONE;
+			     k = ftab_link_next(&p->ft, k)) {
+				sb_reset(&path);
+				ftab_path(&p->ft, k, &path);
+				if (o.p[o.len - 1] != '[')
+					sb_addc(&o, ',');
+				sb_add_json(&o, path.p, path.len);
+			}
+			sb_adds(&o, "]}");
 			if (o.len > 1 << 16) {
 				fwrite(o.p, 1, o.len, out);
 				sb_reset(&o);
@@ -272,7 +284,11 @@ static int print_json(FILE *out, const struct prep *p, const struct plan *pl)
 	return rc;
 }
 
-/* The paths alone, NUL-terminated (any byte but NUL may be in a name). */
+/* The paths alone, NUL-terminated (any byte but NUL may be in a name).
+ * Every name: a file the scan reads once under its first name (hard
+ * links, reflink copies: pl->aliases) is listed under each of its other
+ * names right after, since a list for tar or rsync that left them out
+ * would lose them. */
 static int print_null(FILE *out, const struct prep *p, const struct plan *pl)
 {
 	struct strbuf path = STRBUF_INIT;
@@ -281,11 +297,14 @@ static int print_null(FILE *out, const struct prep *p, const struct plan *pl)
 
 	/* groups are laid out one after another in seq: disk after disk */
 	for (i = 0; i < pl->n && rc == 0; i++) {
-		sb_reset(&path);
-		if (ftab_path(&p->ft, pl->seq[i], &path) != 0)
-			rc = -1;
-		else if (fwrite(path.p, 1, path.len + 1, out) != path.len + 1)
-			rc = -1;
+		uint32_t k;
+		for (k = pl->seq[i]; k != FT_NONE && rc == 0; k = ftab_link_next(&p->ft, k)) {
+			sb_reset(&path);
+			if (ftab_path(&p->ft, k, &path) != 0)
+				rc = -1;
+			else if (fwrite(path.p, 1, path.len + 1, out) != path.len + 1)
+				rc = -1;
+		}
 	}
 	sb_free(&path);
 	return rc;

@@ -3,8 +3,10 @@ reading order, NUL-terminated (names with newlines survive), and `scan
 --files-from` indexes exactly the listed files (NUL- or line-separated,
 from a file or standard input), in the plan's order, without touching the
 other records."""
+import json
 import os
 import subprocess
+import tarfile
 
 from lib import BIN, check, db_rows, done, export, mkcorpus, regular_files, tempdir
 
@@ -14,15 +16,47 @@ with tempdir("lists", base="/dev/shm") as work:
     odd = os.path.join(root, "new\nline.jpg")
     with open(regular_files(root)[0], "rb") as f, open(odd, "wb") as g:
         g.write(f.read())
+    # hard links: the scan reads the file once, but a list for other tools
+    # names every name (the documented `plan -0 | xargs -0 tar cf` backup
+    # lost the first name of each linked file)
+    linked = regular_files(root)[1]
+    os.link(linked, os.path.join(root, "a-hard-link.jpg"))
+    os.makedirs(os.path.join(root, "sub"))
+    os.link(linked, os.path.join(root, "sub", "another.jpg"))
     files = sorted(regular_files(root))
 
     p = subprocess.run([BIN, "plan", "-0", root], capture_output=True)
     check(p.returncode == 0 and p.stdout.endswith(b"\0"), "plan -0 runs, NUL-terminated")
     listed = p.stdout.split(b"\0")[:-1]
-    check(sorted(x.decode() for x in listed) == files, "every file once, the odd name intact")
+    check(sorted(x.decode() for x in listed) == files,
+          "every name once, the odd name and every hard link's intact")
+    # what the docs show: the archive holds every file find finds
+    tar = os.path.join(work, "photos.tar")
+    p = subprocess.run("'%s' plan -0 '%s' | xargs -0 tar cf '%s'" % (BIN, root, tar), shell=True,
+                       capture_output=True)
+    check(p.returncode == 0, "plan -0 | xargs -0 tar cf: %s" % p.stderr[-300:])
+    with tarfile.open(tar) as t:  # Python's reader: names with a newline intact
+        in_tar = sorted("/" + m.name for m in t.getmembers() if not m.isdir())
+    p = subprocess.run(["find", root, "-type", "f", "-print0"], capture_output=True)
+    found = sorted(x.decode() for x in p.stdout.split(b"\0") if x)
+    check(found == files, "find agrees with the walk of this test")
+    check(in_tar == found, "tar's listing is find's: %d against %d, missing %s"
+          % (len(in_tar), len(found), sorted(set(found) - set(in_tar))[:3]))
+    p = subprocess.run([BIN, "plan", "--json", root], capture_output=True, text=True)
+    entries = json.loads(p.stdout)["files"]
+    named = sorted([e["path"] for e in entries] + [n for e in entries for n in e["other_names"]])
+    check(named == files, "plan --json: each file's path and other_names name every file")
     p = subprocess.run([BIN, "plan", "--print0", "--order", "path", root], capture_output=True)
     by_path = [x.decode() for x in p.stdout.split(b"\0")[:-1]]
-    check(by_path == sorted(by_path) and len(by_path) == len(files), "--order path is sorted")
+    # a file's other names follow it where it is read
+    firsts = [x for x in by_path if x not in (os.path.join(root, "a-hard-link.jpg"),
+                                              os.path.join(root, "sub", "another.jpg"), linked)]
+    check(firsts == sorted(firsts) and len(by_path) == len(files), "--order path is sorted")
+    at = min(by_path.index(n) for n in (linked, os.path.join(root, "a-hard-link.jpg"),
+                                        os.path.join(root, "sub", "another.jpg")))
+    check(sorted(by_path[at:at + 3]) == sorted([linked, os.path.join(root, "a-hard-link.jpg"),
+                                                os.path.join(root, "sub", "another.jpg")]),
+          "a hard-linked file's names together, where the first is read: %s" % by_path[at:at + 3])
     p = subprocess.run([BIN, "plan", "-0", "--json", root], capture_output=True)
     check(p.returncode == 2, "--json with --print0 is a usage error")
 
