@@ -75,6 +75,19 @@ with tempdir("lists", base="/dev/shm") as work:
     check(db_rows(db, "SELECT count(*) FROM files WHERE deleted_at IS NULL")[0][0] == len(files),
           "the others are not marked deleted")
 
+    # the whole list back into a fresh index: a record for every name,
+    # the linked names with the same bytes
+    db3 = os.path.join(work, "k.db")
+    p = subprocess.run([BIN, "scan", "--db", db3, "--files-from", "-"],
+                       input=b"\0".join(listed) + b"\0", capture_output=True)
+    check(p.returncode == 0, "scan --files-from the whole plan -0: %s" % p.stderr[-300:])
+    recs = {r["path"]: r for r in export(db3)}
+    check(sorted(recs) == files, "a record for every listed name: %d of %d"
+          % (len(recs), len(files)))
+    names = [linked, os.path.join(root, "a-hard-link.jpg"), os.path.join(root, "sub", "another.jpg")]
+    check(len({recs.get(n, {}).get("content_hash") for n in names}) == 1 and
+          recs.get(linked, {}).get("content_hash"), "the three names, one hash")
+
     # one per line, relative to the current folder, with a missing file
     lst = os.path.join(work, "list.txt")
     rel = [os.path.relpath(f, work) for f in files if "\n" not in f][:3]
