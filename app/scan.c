@@ -384,6 +384,7 @@ static int end_scan(struct scan *sc, int rc, double t0)
 	end.moved = r->diff.moved;
 	end.rechecked = r->diff.rechecked;
 	end.upgraded = r->diff.upgraded;
+	end.retried = r->diff.retried;
 	/* deletions stand only when every directory was listed (db.h,
 	 * DB_PROVISIONAL_SQL) */
 	end.complete = rc == SL_OK && !r->marked_skipped && !sc->a->files_from && !sc->jn.listed;

@@ -147,10 +147,10 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 	sb_addf(&o, ",\"full\":%s,\"unchanged\":%" PRIu64 ",\"changed\":%" PRIu64
 		",\"new\":%" PRIu64 ",\"moved\":%" PRIu64 ",\"relinked\":%" PRIu64
 		",\"ctime_rechecked\":%" PRIu64 ",\"ctime_new_content\":%" PRIu64
-		",\"rehashed\":%" PRIu64 ",\"upgraded\":%" PRIu64
+		",\"rehashed\":%" PRIu64 ",\"upgraded\":%" PRIu64 ",\"retried\":%" PRIu64
 		",\"deleted\":%" PRIu64 ",\"deletions_skipped\":%s,\"unavailable\":%" PRIu64,
 		full ? "true" : "false", d->unchanged, d->changed, d->added, d->moved, relinked,
-		d->rechecked, ctime_changed, d->rehash, d->upgraded, marked, marked_skipped ? "true" : "false",
+		d->rechecked, ctime_changed, d->rehash, d->upgraded, d->retried, marked, marked_skipped ? "true" : "false",
 		d->unavailable);
 	sb_addf(&o, ",\"read_s\":%.3f,\"extract_s\":%.3f,\"store_s\":%.3f,\"jobs\":%d",
 		st->read_s, st->extract_s, st->store_s, st->jobs);
@@ -246,6 +246,10 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 	if (d->upgraded && !full)
 		printf("           %" PRIu64 " unchanged files read again: their records were made"
 		       " by an older seekless, which read less from them\n", d->upgraded);
+	if (d->retried && !full)
+		printf("           %" PRIu64 " unchanged %s read again: %s an error\n",
+		       d->retried, d->retried == 1 ? "file" : "files",
+		       d->retried == 1 ? "its record had" : "their records had");
 	printf("  read     %7.2f s  wall, all disks in parallel\n", st->read_s);
 	if (background) {
 		double y = 0;

@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "indexer/record.h"
 
-#define DB_SCHEMA_VERSION 12
+#define DB_SCHEMA_VERSION 13
 
 struct db;
 
@@ -78,6 +78,7 @@ struct db_scan_end {
 	uint64_t unavailable;
 	uint64_t rechecked;   /* read again only because their ctime moved */
 	uint64_t upgraded;    /* unchanged, read again: made by an older extractor */
+	uint64_t retried;     /* unchanged, read again: their record has an error */
 	int complete;         /* walked everything and applied deletions */
 	int background;
 	double yield_s;
@@ -92,6 +93,8 @@ struct ftab;
 
 struct db_diff {
 	uint64_t unchanged, changed, added, moved;
+	uint64_t retried;        /* unchanged, read again because their record has an
+				    error (not in changed: nothing changed) */
 	uint64_t rechecked;      /* read again only because their ctime moved (FT_CTIME) */
 	uint64_t rehash;         /* unchanged, read for a perceptual hash (FT_REHASH) */
 	uint64_t upgraded;       /* unchanged, read again: its record is older than
@@ -345,7 +348,9 @@ struct db_scan_row {
 };
 
 /* The last n scans, newest first, each handed to row (the caller prints:
- * db/ formats only the records of export and query). */
+ * db/ formats only the records of export and query).  bench's runs are not
+ * among them: one bench writes a row per order and run, which would push
+ * the nightly history out of view (export --scans has every row). */
 int db_scans(struct db *db, int n, void (*row)(void *ctx, const struct db_scan_row *r),
 	     void *ctx, struct sl_err *err);
 

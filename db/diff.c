@@ -7,9 +7,10 @@
  * so that every rename, swap and replacement lands on the right record:
  *   1. its path's record, when that record has the file's identity:
  *      unchanged (not read) when size, mtime and ctime are the same and
- *      the record has no error; read again when only the ctime moved (a
- *      rewrite that put its mtime back, or a chmod: only reading tells);
- *      else changed, read again;
+ *      the record has no error; retried (read again, not counted as
+ *      changed) when they are the same but the record has an error; read
+ *      again when only the ctime moved (a rewrite that put its mtime back,
+ *      or a chmod: only reading tells); else changed, read again;
  *   2. else a record with its identity, size and mtime that no file took by
  *      path: the file was moved or renamed; the record follows it, and it is
  *      read again only when its ctime moved (a rename moves it) or the
@@ -345,9 +346,14 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 		done[i] = 1;
 		if (r->has_error)
 			f->links |= FT_LINK_ALONE;
-		if (r->size != f->size || r->mtime_ns != f->mtime_ns || r->has_error) {
+		if (r->size != f->size || r->mtime_ns != f->mtime_ns) {
 			f->flags |= FT_CHANGED;
 			d->changed++;
+			continue;
+		}
+		if (r->has_error) { /* tried again, each scan: it may read now */
+			f->flags |= FT_CHANGED;
+			d->retried++;
 			continue;
 		}
 		if (ctime_moved(r, f, flags)) {

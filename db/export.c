@@ -92,6 +92,7 @@ static const struct col scan_cols[] = {
 	{"moved", "moved"},
 	{"rechecked", "rechecked"},
 	{"upgraded", "upgraded"},
+	{"retried", "retried"},
 	{"deleted", "deleted"},
 	{"unavailable", "unavailable"},
 	{"background", "background"},
@@ -477,7 +478,7 @@ int db_scans(struct db *db, int n, void (*row)(void *ctx, const struct db_scan_r
 			       " coalesce(changed,0), coalesce(added,0), coalesce(moved,0),"
 			       " coalesce(deleted,0), coalesce(files,0), coalesce(errors,0),"
 			       " coalesce(wall_s,0), coalesce(yield_s,0)"
-			       " FROM scans ORDER BY id DESC LIMIT ?1",
+			       " FROM scans WHERE command <> 'bench' ORDER BY id DESC LIMIT ?1",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare scan history");
 	sqlite3_bind_int(st, 1, n);

@@ -186,6 +186,10 @@ static const char *const migrations[] = {
 	 * number (diff.c): ext4 and xfs give a freed number to the next file
 	 * at once.  NULL until the file is stat'ed by a scan that can tell. */
 	"ALTER TABLE files ADD COLUMN btime_ns INTEGER;",
+	/* 12 -> 13: files read again only because their record held an error
+	 * (a file that could not be read or parsed is tried at every scan):
+	 * counted apart, since nothing changed in them. */
+	"ALTER TABLE scans ADD COLUMN retried INTEGER;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,

@@ -108,7 +108,8 @@ static int grouped(struct db *db, const struct section *s, const struct db_stats
 }
 
 /* The last scans, each with its disks: the order each got and how fast it
- * read, so sorted and unsorted runs compare at a glance. */
+ * read.  Not bench's runs (a row per order and run: one bench would push
+ * the nightly history out of view; export --scans has them). */
 static int scans(struct db *db, int n, const struct db_stats_out *o, struct sl_err *err)
 {
 	sqlite3_stmt *st = NULL, *dv = NULL;
@@ -117,7 +118,8 @@ static int scans(struct db *db, int n, const struct db_stats_out *o, struct sl_e
 	if (sqlite3_prepare_v2(db->h,
 			       "SELECT id, started_at, command, status, order_requested,"
 			       " coalesce(files, 0), coalesce(bytes, 0), coalesce(wall_s, 0),"
-			       " coalesce(read_s, 0) FROM scans ORDER BY id DESC LIMIT ?1",
+			       " coalesce(read_s, 0) FROM scans WHERE command <> 'bench'"
+			       " ORDER BY id DESC LIMIT ?1",
 			       -1, &st, NULL) != SQLITE_OK ||
 	    sqlite3_prepare_v2(db->h,
 			       "SELECT device, order_used, files, bytes, coalesce(read_s, 0)"

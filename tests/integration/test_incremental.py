@@ -10,6 +10,7 @@ purged; and the same file system attached as another device (another
 st_dev) is still recognised by its UUID."""
 import json
 import os
+import shutil
 import subprocess
 import time
 
@@ -183,5 +184,43 @@ with tempdir("incr") as work, loop_fs("ext4", 256, rotational=False) as lfs:
         lfs.mount()
     s = scan(db, lfs.mnt)
     check(s["unchanged"] == n - 1 and s["stored"] == 0, "back again, nothing to read: %s" % s)
+
+    # a file whose record has an error is tried again at every scan, and
+    # counted as retried: nothing in it changed
+    bad_root = os.path.join(work, "bad")
+    os.makedirs(bad_root)
+    good = sorted(regular_files(root))[:3]
+    for g in good:
+        shutil.copy(g, bad_root)
+    with open(os.path.join(bad_root, "cut.jpg"), "wb") as f:
+        f.write(b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x00" * 200)
+    bdb = os.path.join(work, "bad.db")
+    time.sleep(0.05)
+    rc, out, err = run("scan", "--json", "--db", bdb, bad_root)
+    check(rc == 1, "a file with an error: exit 1 (%d)" % rc)
+    time.sleep(0.05)
+    rc, out, err = run("scan", "--json", "--db", bdb, bad_root)
+    j = json.loads(out)
+    check(rc == 1 and j["unchanged"] == 3 and j["changed"] == 0 and j["retried"] == 1 and
+          j["files_read"] == 1, "rescan: the file with an error retried, not 'changed': %s"
+          % {k: j.get(k) for k in ("unchanged", "changed", "retried", "files_read")})
+    check(db_rows(bdb, "SELECT changed, retried FROM scans ORDER BY id DESC LIMIT 1") == [(0, 1)],
+          "the scans row counts it as retried")
+
+    # a bench writes a row per order and run; the history of scans that
+    # stats and service status show stays the scans'
+    scan_ids = [r[0] for r in db_rows(bdb, "SELECT id FROM scans WHERE command = 'scan'")]
+    rc, out, err = run("bench", "--db", bdb, "--runs", "2", "--orders", "physical,fs,random",
+                       bad_root)
+    check(rc == 0, "bench: %s" % err[-300:])
+    benches = db_rows(bdb, "SELECT count(*) FROM scans WHERE command = 'bench'")[0][0]
+    check(benches == 6, "bench recorded its 6 runs: %d" % benches)
+    rc, out, err = run("stats", "--json", "--scans", "5", "--db", bdb)
+    shown = [x["id"] for x in json.loads(out)["scans"]]
+    check(sorted(shown) == sorted(scan_ids), "stats' last scans are the scans, not bench's "
+          "runs: %s, scans %s" % (shown, scan_ids))
+    rc, out, err = run("export", "--scans", "--db", bdb)
+    check(sum(1 for line in out.splitlines() if '"command":"bench"' in line) == 6,
+          "export --scans has every row, bench's too")
 
 done()
