@@ -19,6 +19,11 @@
 #include "indexer/pipeline.h"
 #include "indexer/reader.h"
 
+/* Every order there is but auto (which is one of them, chosen per disk):
+ * path is how a photo manager or `cp -r` of sorted names reads, fs how a
+ * directory lists (on NTFS, name order too). */
+#define DEFAULT_ORDERS "physical,first-extent,inode,path,fs,random"
+
 static const char help[] =
 	"usage: seekless bench [--orders LIST] [--runs N] [--svg FILE] [--db PATH]\n"
 	"                      [--cold-cmd CMD] [--seed N] [--mem SIZE] [--cross-fs] ROOT...\n"
@@ -29,7 +34,7 @@ static const char help[] =
 	"over the runs.  Each run is stored in the index's scans table (command\n"
 	"'bench'); no file records are written.\n"
 	"\n"
-	"  --orders LIST   comma-separated, default physical,first-extent,inode,fs,random\n"
+	"  --orders LIST   comma-separated, default " DEFAULT_ORDERS "\n"
 	"  --runs N        runs per order (default 3)\n"
 	"  --svg FILE      draw, per order, the physical offset read against time\n"
 	"  --db PATH       where the runs are recorded (default index)\n"
@@ -298,12 +303,13 @@ static void print_table(const int *orders, int norders, int runs, struct result 
 	       files, b, runs, runs > 1 ? "s" : "",
 	       dropped ? "pages dropped per file and kernel caches dropped"
 		       : "pages dropped per file; not root, so kernel caches kept");
-	printf("%-10s %9s %9s %9s %9s %11s\n", "order", "wall s", "MB/s", "files/s",
+	/* "first-extent" is the longest name */
+	printf("%-12s %9s %9s %9s %9s %11s\n", "order", "wall s", "MB/s", "files/s",
 	       "speedup", "metadata s");
 	for (k = 0; k < norders; k++) {
 		double wall, meta;
 		medians(res[k], runs, &wall, &meta);
-		printf("%-10s %9.2f %9.1f %9.0f ", plan_order_name(orders[k]), wall,
+		printf("%-12s %9.2f %9.1f %9.0f ", plan_order_name(orders[k]), wall,
 		       wall > 0 ? (double)bytes / 1e6 / wall : 0, wall > 0 ? (double)files / wall : 0);
 		if (fs_wall > 0 && wall > 0)
 			printf("%8.2fx", fs_wall / wall);
@@ -464,14 +470,21 @@ int cmd_bench(int argc, char **argv)
 	memset(res, 0, sizeof(res));
 	memset(tr, 0, sizeof(tr));
 	memset(&B, 0, sizeof(B));
-	parse_orders("physical,first-extent,inode,fs,random", orders, &norders);
+	parse_orders(DEFAULT_ORDERS, orders, &norders);
 	optind = 1;
 	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
 		switch (c) {
 		case 'o':
 			if (parse_orders(optarg, orders, &norders) != 0) {
-				cli_usage_error("bench", "--orders wants a list of physical, inode, fs, "
-							 "path, random");
+				char names[128] = "";
+				int i;
+				for (i = 0; i < PLAN_NORDERS; i++)
+					if (i != PLAN_AUTO)
+						snprintf(names + strlen(names),
+							 sizeof(names) - strlen(names), "%s%s",
+							 *names ? ", " : "", plan_order_name(i));
+				cli_usage_error("bench", "--orders wants a comma-separated list of %s",
+						names);
 				return EXIT_USAGE;
 			}
 			break;
