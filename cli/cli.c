@@ -90,3 +90,8 @@ int cli_open_index(const char *cmd, const char *dbopt, const char *config_path, 
 	sb_free(&path);
 	return rc;
 }
+
+const char *cli_plural(uint64_t n, const char *one, const char *many)
+{
+	return n == 1 ? one : many;
+}

@@ -44,6 +44,9 @@ struct px_progress;
  * bracketed word in front ("read", or bench's order), passed as ctx. */
 void cli_progress(void *label, const struct px_progress *p);
 
+/* one if n is 1, else many: "1 file", "2 files". */
+const char *cli_plural(uint64_t n, const char *one, const char *many);
+
 /* Human figures: "45.2 MB". */
 void cli_fmt_bytes(uint64_t n, char *buf, size_t cap);
 

@@ -298,9 +298,9 @@ static void print_table(const int *orders, int norders, int runs, struct result 
 	int k;
 
 	cli_fmt_bytes(bytes, b, sizeof(b));
-	printf("seekless bench: %" PRIu64 " files, %s; median of %d cold run%s per order "
+	printf("seekless bench: %" PRIu64 " file%s, %s; median of %d cold run%s per order "
 	       "(%s)\n",
-	       files, b, runs, runs > 1 ? "s" : "",
+	       files, files == 1 ? "" : "s", b, runs, runs > 1 ? "s" : "",
 	       dropped ? "pages dropped per file and kernel caches dropped"
 		       : "pages dropped per file; not root, so kernel caches kept");
 	/* "first-extent" is the longest name */

@@ -128,7 +128,8 @@ int cmd_dupes(int argc, char **argv)
 	if (rc != SL_OK)
 		cli_error("dupes", &e);
 	else if (!json)
-		fprintf(stderr, "seekless dupes: %" PRIu64 " groups\n", groups);
+		fprintf(stderr, "seekless dupes: %" PRIu64 " %s\n", groups,
+			cli_plural(groups, "group", "groups"));
 	if (rc == SL_OK && bits >= 0) {
 		/* a picture with no hash yet is in no near group: said, so that
 		 * an empty answer is not taken for "none" */

@@ -212,10 +212,10 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 	uint64_t i;
 
 	cli_fmt_bytes(st->bytes, bytes, sizeof(bytes));
-	printf("seekless scan: %s: %" PRIu64 " files, %s in %.2f s (%.1f MB/s), %" PRIu64
-	       " errors\n",
-	       status, st->files, bytes, wall, wall > 0 ? (double)st->bytes / 1e6 / wall : 0.0,
-	       st->errors);
+	printf("seekless scan: %s: %" PRIu64 " %s, %s in %.2f s (%.1f MB/s), %" PRIu64 " %s\n",
+	       status, st->files, cli_plural(st->files, "file", "files"), bytes, wall,
+	       wall > 0 ? (double)st->bytes / 1e6 / wall : 0.0, st->errors,
+	       cli_plural(st->errors, "error", "errors"));
 	printf("  walk     %7.2f s  %" PRIu64 " dirs, %" PRIu64 " files; skipped %" PRIu64
 	       " symlinks, %" PRIu64 " special files, %" PRIu64 " other file systems%s\n",
 	       p->walk_s, p->ws.dirs, p->ws.files, p->ws.symlinks, p->ws.special, p->ws.other_fs,

@@ -423,8 +423,17 @@ static int store_loop(struct pipe *P, px_sink_fn sink, void *ctx, struct px_stat
 		r = queue_pop(&P->sq, 0.25, &timed_out);
 		if (r)
 			store(P, sink, ctx, r, st);
-		else if (!timed_out)
+		else if (!timed_out) {
+			/* the last line says where the run ended, not where it was
+			 * a quarter of a second before */
+			if (o->progress) {
+				prog.files_done = st->files;
+				prog.bytes_done = atomic_load(&P->bytes_read);
+				prog.elapsed = sys_now() - P->t0;
+				o->progress(o->progress_ctx, &prog);
+			}
 			return 0;
+		}
 		if (o->on_slow)
 			slow_reads(P, nreaders);
 		if (!r && pipe_stopping(P)) {

@@ -144,7 +144,7 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
     db = os.path.join(work, "index.db")
     rc, out, err = run("scan", "--db", db, root, check_rc=1)  # broken.jpg is an error
     check("order physical" in out, "summary names the order: " + out)
-    check("1 errors" in out, "summary counts the broken JPEG: " + out)
+    check("1 error\n" in out, "summary counts the broken JPEG: " + out)
     recs = export(db)
     by = {r["path"]: r for r in recs}
     check(len(recs) == len(files) and set(by) == set(files), "one record per file")

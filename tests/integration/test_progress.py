@@ -38,6 +38,11 @@ with tempdir("progress", base="/dev/shm") as work:
     check("[walk]" in err and "[locate]" in err and "[read]" in err and "MB/s" in err and
           "ETA" in err, "phases and the read line on the terminal: %r" % err[-300:])
     check("\x1b[" not in err + out, "no colour codes")
+    # the last read line is where the run ended: every file read
+    reads = [l for l in err.replace("\r", "\n").splitlines() if l.startswith("[read]")]
+    nfiles = len([f for _, _, fs in os.walk(root) for f in fs])
+    check(reads and reads[-1].startswith("[read] %d/%d files" % (nfiles, nfiles)),
+          "the last progress line has every file read: %r" % (reads[-1:],))
 
     p = subprocess.run([BIN, "scan", "--full", "--db", os.path.join(work, "a.db"), root],
                        capture_output=True, text=True)
