@@ -21,10 +21,12 @@ static const char help[] =
 	"\n"
 	"  --camera TEXT   make or model contains TEXT (any case): --camera 'eos 80'\n"
 	"  --lens TEXT     lens model contains TEXT\n"
-	"  --from DATE     taken on or after DATE (YYYY, YYYY-MM or YYYY-MM-DD)\n"
+	"  --from DATE     taken on or after DATE (YYYY, YYYY-MM or YYYY-MM-DD,\n"
+	"                  a day that exists: 2024-02-29 but not 2023-02-29)\n"
 	"  --to DATE       taken on or before DATE (--to 2020: through 2020)\n"
 	"  --near LAT,LON,KM  taken within KM kilometres of LAT,LON (degrees)\n"
-	"  --format F      jpeg, png, heif, dng, cr2, nef... (as `stats` lists them)\n"
+	"  --format F      jpeg, png, heif, dng, cr2, nef... (as `stats` lists them;\n"
+	"                  any case, and jpg, tif... for jpeg, tiff...)\n"
 	"  --errors        only files that could not be read or parsed\n"
 	"  --rating N[..M] rated N (or N to M; N.. and ..M leave a side open):\n"
 	"                  -1 rejected, 0 unrated, 1 to 5 stars\n"
@@ -86,6 +88,60 @@ static int parse_near(const char *s, struct db_query *q)
 		return -1;
 	q->near = 1;
 	return 0;
+}
+
+/* The names the extractors store (indexer/: x_sniff, bmff's brands,
+ * tiff_kind, jpeg.c, eip.c), and the file-name extensions people type for
+ * them.  --format is compared with the stored name, so without the
+ * aliases `--format jpg` found nothing and said nothing; a name outside
+ * both lists can only find nothing, so it is refused instead. */
+static const char *const formats[] = {
+	"3g2",  "3gp",  "arw",  "avi",  "avif", "bigtiff", "bmp", "cr2", "cr3",
+	"crw",  "dng",  "eip",  "exv",  "gif",  "heic",    "heif", "jp2", "jpeg",
+	"m4v",  "mov",  "mp4",  "mpo",  "mrw",  "nef",     "orf", "pef", "png",
+	"psd",  "raf",  "rw2",  "srw",  "tiff", "webp",    "x3f", "xmp", "zip",
+};
+static const struct {
+	const char *alias, *name;
+} format_aliases[] = {
+	{"jpg", "jpeg"}, {"jpe", "jpeg"}, {"jfif", "jpeg"}, {"tif", "tiff"},
+	{"hif", "heif"}, {"qt", "mov"},   {"dib", "bmp"},
+};
+
+/* The stored name F stands for (ASCII case ignored), or NULL. */
+static const char *format_name(const char *f)
+{
+	char low[16];
+	size_t i;
+
+	for (i = 0; f[i]; i++) {
+		if (i + 1 >= sizeof(low))
+			return NULL;
+		low[i] = f[i] >= 'A' && f[i] <= 'Z' ? (char)(f[i] - 'A' + 'a') : f[i];
+	}
+	low[i] = '\0';
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		if (strcmp(low, formats[i]) == 0)
+			return formats[i];
+	for (i = 0; i < sizeof(format_aliases) / sizeof(format_aliases[0]); i++)
+		if (strcmp(low, format_aliases[i].alias) == 0)
+			return format_aliases[i].name;
+	return NULL;
+}
+
+static void unknown_format(const char *f)
+{
+	struct strbuf list = STRBUF_INIT;
+	size_t i;
+
+	for (i = 0; i < sizeof(formats) / sizeof(formats[0]); i++)
+		sb_addf(&list, "%s%s", i ? ", " : "", formats[i]);
+	sb_adds(&list, "; or");
+	for (i = 0; i < sizeof(format_aliases) / sizeof(format_aliases[0]); i++)
+		sb_addf(&list, "%s %s", i ? "," : "", format_aliases[i].alias);
+	cli_usage_error("query", "--format %s: not a known format (%s)", f,
+			list.oom ? "see seekless stats" : list.p);
+	sb_free(&list);
 }
 
 /* query --pairs: one group per line, tab-separated (its kind, then its
@@ -163,7 +219,12 @@ int cmd_query(int argc, char **argv)
 		case 'l': q.lens = optarg; break;
 		case 'f': q.from = optarg; break;
 		case 't': q.to = optarg; break;
-		case 'F': q.format = optarg; break;
+		case 'F':
+			if (!(q.format = format_name(optarg))) {
+				unknown_format(optarg);
+				return EXIT_USAGE;
+			}
+			break;
 		case 'E': q.errors = 1; break;
 		case 'r':
 			if (parse_rating(optarg, &q) != 0) {

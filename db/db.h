@@ -223,15 +223,15 @@ int db_export(struct db *db, FILE *out, int format, struct sl_err *err);
 
 /* What `seekless query` selects; unset fields (NULL, 0) do not filter.
  * Text matches are case-insensitive substrings; dates are "YYYY",
- * "YYYY-MM" or "YYYY-MM-DD" and both bounds are inclusive (--to 2020 is
- * through the end of 2020).  The descriptive fields (rating, label,
- * keywords) are matched as export gives them: an XMP sidecar's over the
- * file's own. */
+ * "YYYY-MM" or "YYYY-MM-DD" naming a day that exists, and both bounds are
+ * inclusive (--to 2020 is through the end of 2020).  The descriptive
+ * fields (rating, label, keywords) are matched as export gives them: an
+ * XMP sidecar's over the file's own. */
 struct db_query {
 	const char *camera;   /* in "make model" */
 	const char *lens;
 	const char *from, *to;
-	const char *format;
+	const char *format;   /* the stored name ("jpeg", not "jpg") */
 	int errors;           /* only files with an error */
 	int near;             /* within km of (lat, lon) */
 	double lat, lon, km;
@@ -245,8 +245,8 @@ struct db_query {
 	int video;            /* movies only (DB_VIDEO_FORMATS) */
 };
 
-/* Check a query's values (dates, coordinates).  Returns SL_OK or
- * SL_E_USAGE with the reason in err. */
+/* Check a query's values (dates, ratings, coordinates).  Returns SL_OK or
+ * SL_E_USAGE with the reason in err: "--from 2023-13: not a date (...)". */
 int db_query_check(const struct db_query *q, struct sl_err *err);
 
 /* The live files matching q, ordered by path: with DB_PATHS their paths

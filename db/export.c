@@ -353,26 +353,43 @@ static void query_bind(sqlite3_stmt *st, const struct db_query *q)
 		sqlite3_bind_text(st, 16 + (int)i, q->keywords[i], -1, SQLITE_STATIC);
 }
 
+/* YYYY, YYYY-MM or YYYY-MM-DD naming a day that exists.  The digits alone
+ * are not enough: the bounds are compared as text with the stored
+ * "YYYY-MM-DDTHH:MM:SS", where 2023-13 sorts as the first of 2024 and
+ * 2023-02-30 as March, so a mistyped date would quietly move the bound. */
 static int date_ok(const char *s)
 {
+	static const int mdays[12] = {31, 29, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
 	size_t n = strlen(s), i;
+	int y, mo, d;
 
 	if (n != 4 && n != 7 && n != 10)
 		return 0;
 	for (i = 0; i < n; i++)
 		if ((i == 4 || i == 7) ? s[i] != '-' : (s[i] < '0' || s[i] > '9'))
 			return 0;
-	return 1;
+	if (n == 4)
+		return 1;
+	y = (s[0] - '0') * 1000 + (s[1] - '0') * 100 + (s[2] - '0') * 10 + (s[3] - '0');
+	mo = (s[5] - '0') * 10 + (s[6] - '0');
+	if (mo < 1 || mo > 12)
+		return 0;
+	if (n == 7)
+		return 1;
+	d = (s[8] - '0') * 10 + (s[9] - '0');
+	if (d < 1 || d > mdays[mo - 1])
+		return 0;
+	return !(mo == 2 && d == 29 && !(y % 4 == 0 && (y % 100 != 0 || y % 400 == 0)));
 }
 
 int db_query_check(const struct db_query *q, struct sl_err *err)
 {
 	if (q->from && !date_ok(q->from))
-		return SL_FAIL(err, SL_E_USAGE, 0, "--from '%s': use YYYY, YYYY-MM or YYYY-MM-DD",
-			       q->from);
+		return SL_FAIL(err, SL_E_USAGE, 0,
+			       "--from %s: not a date (YYYY, YYYY-MM or YYYY-MM-DD)", q->from);
 	if (q->to && !date_ok(q->to))
-		return SL_FAIL(err, SL_E_USAGE, 0, "--to '%s': use YYYY, YYYY-MM or YYYY-MM-DD",
-			       q->to);
+		return SL_FAIL(err, SL_E_USAGE, 0,
+			       "--to %s: not a date (YYYY, YYYY-MM or YYYY-MM-DD)", q->to);
 	if (q->rating && !(q->rating_lo >= -1 && q->rating_lo <= q->rating_hi && q->rating_hi <= 5))
 		return SL_FAIL(err, SL_E_USAGE, 0,
 			       "--rating wants N or N..M with -1 <= N <= M <= 5 (-1: rejected)");

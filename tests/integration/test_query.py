@@ -7,16 +7,31 @@ The descriptive filters (--rating, --label, --keyword, --video) against
 what the test wrote: JPEGs made by cjpeg whose XMP exiftool wrote (rating,
 label, dc:subject, lr:hierarchicalSubject), some with an XMP sidecar
 whose values count over the file's own, and movies made by ffmpeg; `stats`
-counts the same by rating and keyword, each picture once."""
+counts the same by rating and keyword, each picture once.
+
+Dates name days that exist: month 13, day 0, 30 February, 29 February of
+a common year are refused (exit 2, one line saying so), and edge days
+(29 February of leap years, 31 December, whole years) find what a
+calendar reading of the index's dates (sqlite3, Python's datetime) finds,
+on JPEGs whose DateTimeOriginal exiftool wrote at the edges.  --format
+takes any case and the usual extensions (jpg for jpeg, tif for tiff...),
+each finding what sqlite3 says the index holds in that format; on the
+shared corpus of real files, every format stored there is accepted; an
+unknown name is refused, naming the known ones."""
+import calendar
 import collections
 import csv
+import datetime
 import io
 import json
 import math
 import os
 import subprocess
 
-from lib import BIN, check, done, export, mkcorpus, run, tempdir
+from lib import BIN, check, db_rows, done, export, mkcorpus, run, tempdir
+
+ALIASES = {"jpg": "jpeg", "jpe": "jpeg", "jfif": "jpeg", "tif": "tiff", "hif": "heif",
+           "qt": "mov", "dib": "bmp"}
 
 
 def km(a, b, c, d):
@@ -71,6 +86,12 @@ with tempdir("query", base="/dev/shm") as work:
           "--near: %d files" % len(got))
     check(q("--errors") == want(lambda r: r["error"]) and len(q("--errors")) >= 1, "--errors")
     check(q("--format", "JPEG") == want(lambda r: r["format"] == "jpeg"), "--format")
+    jpegs = sorted(p for (p,) in db_rows(db, "SELECT path FROM files WHERE deleted_at IS NULL"
+                                             " AND format = 'jpeg'"))
+    check(len(jpegs) >= 250 and q("--format", "jpeg") == jpegs,
+          "--format jpeg: what sqlite3 says is jpeg (%d files)" % len(jpegs))
+    for spelling in ("jpg", "JPG", "Jpeg", "jpe", "JFIF"):
+        check(q("--format", spelling) == jpegs, "--format %s is jpeg" % spelling)
     check(q("--camera", cam, "--from", y, "--to", y) ==
           want(lambda r: cam.lower() in ("%s %s" % (r["make"] or "", r["model"] or "")).lower()
                and (r["datetime_original"] or "")[:4] == y), "conditions combine")
@@ -187,4 +208,129 @@ with tempdir("query-desc", base="/dev/shm") as work:
     kws = collections.Counter(k for t in truth.values() for k in t[2])
     check({x["name"]: x["files"] for x in s["keywords"]} == dict(kws),
           "stats by keyword: %r" % s["keywords"])
+
+
+# --- dates that exist --------------------------------------------------------
+def usage_line(args, line):
+    """Refused as a usage error: exit 2, nothing found, and stderr's one
+    line about it is `line` (a hint to try --help may follow)."""
+    rc, out, err = run("query", "--db", db, *args)
+    said = [l for l in err.splitlines() if l.startswith("seekless")]
+    check(rc == 2 and out == "" and said == [line],
+          "%r refused: %d %r %r" % (args, rc, out[:100], err))
+
+
+def bounds(day):
+    """[start, end) of YYYY, YYYY-MM or YYYY-MM-DD, by the calendar."""
+    f = [int(x) for x in day.split("-")]
+    if len(f) == 1:
+        return datetime.datetime(f[0], 1, 1), datetime.datetime(f[0] + 1, 1, 1)
+    if len(f) == 2:
+        start = datetime.datetime(f[0], f[1], 1)
+        return start, start + datetime.timedelta(days=calendar.monthrange(f[0], f[1])[1])
+    start = datetime.datetime(*f)
+    return start, start + datetime.timedelta(days=1)
+
+
+STAMPS = ["1999-12-31 23:59:59", "2000-02-29 12:00:00", "2000-03-01 00:00:00",
+          "2022-12-31 23:59:59", "2023-01-01 00:00:00", "2023-02-28 23:59:59",
+          "2023-03-01 00:00:00", "2023-12-31 00:00:00", "2023-12-31 23:59:59",
+          "2024-01-01 00:00:00", "2024-02-28 23:59:59", "2024-02-29 00:00:00",
+          "2024-02-29 23:59:59", "2024-03-01 00:00:00"]
+
+with tempdir("query-dates", base="/dev/shm") as work:
+    root = os.path.join(work, "photos")
+    os.makedirs(root)
+    ppm = b"P6 8 8 255\n" + bytes(range(192))
+    base = subprocess.run(["cjpeg"], input=ppm, capture_output=True, check=True).stdout
+    args = []
+    for i, stamp in enumerate(STAMPS + [None]):
+        path = os.path.join(root, "d%02d.jpg" % i)
+        with open(path, "wb") as f:
+            f.write(base)
+        if stamp:
+            args += ["-overwrite_original", "-EXIF:DateTimeOriginal=" +
+                     stamp.replace("-", ":"), path, "-execute"]
+    argfile = os.path.join(work, "args")
+    with open(argfile, "w") as f:
+        f.write("\n".join(args) + "\n")
+    subprocess.run(["exiftool", "-q", "-@", argfile], check=True, capture_output=True)
+    db = os.path.join(work, "i.db")
+    run("scan", "--db", db, "--quiet", root, check_rc=0)
+    taken = dict(db_rows(db, "SELECT path, datetime_original FROM files"
+                             " WHERE deleted_at IS NULL"))
+    check(sorted(v for v in taken.values() if v) == [t.replace(" ", "T") for t in STAMPS]
+          and len(taken) == len(STAMPS) + 1, "the index holds the dates written: %r" % taken)
+    when = {p: datetime.datetime.strptime(t[:19], "%Y-%m-%dT%H:%M:%S")
+            for p, t in taken.items() if t}
+
+    def q(*args):
+        rc, out, err = run("query", "--db", db, *args)
+        check(rc == 0, "query %s: %d %s" % (args, rc, err))
+        return sorted(out.splitlines())
+
+    for lo, hi in (("2024-02-29", None), (None, "2024-02-29"), ("2024-02-29", "2024-02-29"),
+                   ("2023-12-31", None), (None, "2023-12-31"), ("2023-12-31", "2023-12-31"),
+                   ("2023", "2023"), ("2024", None), (None, "2023"), ("2023-02", "2023-02"),
+                   ("2024-02", "2024-02"), ("2023-03", None), (None, "2023-02-28"),
+                   ("2000-02-29", "2000-02-29"), ("2023-01-01", "2023-12-31"),
+                   ("2000", "2024-02-29")):
+        args = (["--from", lo] if lo else []) + (["--to", hi] if hi else [])
+        start = bounds(lo)[0] if lo else datetime.datetime.min
+        end = bounds(hi)[1] if hi else datetime.datetime.max
+        got = q(*args)
+        check(got == sorted(p for p, t in when.items() if start <= t < end),
+              "%s: %d files, the calendar's %r" % (" ".join(args), len(got), got))
+    check(len(q("--from", "2024-02-29", "--to", "2024-02-29")) == 2 and
+          len(q("--from", "2023", "--to", "2023")) == 5, "the edge days are in the corpus")
+    for day in ("2023-13", "2023-00", "2023-02-30", "2023-12-32", "2023-02-29", "1900-02-29",
+                "2023-04-31", "2023-06-00", "2023-1", "2023-01-01T00:00", "20230101", ""):
+        for opt in ("--from", "--to"):
+            usage_line([opt, day], "seekless query: %s %s: not a date"
+                       " (YYYY, YYYY-MM or YYYY-MM-DD)" % (opt, day))
+    usage_line(["--from", "2023", "--to", "2023-02-29"], "seekless query: --to 2023-02-29:"
+               " not a date (YYYY, YYYY-MM or YYYY-MM-DD)")
+
+
+# --- format names, on the shared corpus of real files --------------------------
+corpus = os.environ.get("SEEKLESS_CORPUS") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "corpus", "real")
+with tempdir("query-formats", base="/dev/shm") as work:
+    db = os.path.join(work, "i.db")
+    if os.path.isdir(corpus):
+        rc, out, err = run("scan", "--db", db, "--quiet", corpus)
+        check(rc in (0, 1), "scan of the corpus: %d %s" % (rc, err[-300:]))
+    else:
+        print("no shared corpus at %s: format names on a made corpus only" % corpus)
+        mkcorpus(os.path.join(work, "photos"), "--files", 20, "--median", "10k", "--no-sync")
+        run("scan", "--db", db, "--quiet", os.path.join(work, "photos"), check_rc=0)
+
+    def stored(fmt):
+        return sorted(p for (p,) in db_rows(db, "SELECT path FROM files WHERE deleted_at"
+                                                " IS NULL AND format = ?", (fmt,)))
+
+    def q(*args):
+        rc, out, err = run("query", "--db", db, *args)
+        check(rc == 0, "query %s: %d %s" % (args, rc, err))
+        return sorted(out.splitlines())
+
+    held = [f for (f,) in db_rows(db, "SELECT DISTINCT format FROM files"
+                                      " WHERE deleted_at IS NULL AND format <> ''")]
+    check("jpeg" in held and (len(held) >= 15 or not os.path.isdir(corpus)),
+          "formats held: %r" % held)
+    for fmt in held:
+        check(q("--format", fmt) == stored(fmt) and q("--format", fmt.upper()) == stored(fmt),
+              "--format %s (and %s): what sqlite3 holds" % (fmt, fmt.upper()))
+    for alias, fmt in sorted(ALIASES.items()):
+        for spelling in (alias, alias.upper()):
+            check(q("--format", spelling) == stored(fmt), "--format %s is %s" % (spelling, fmt))
+    check(len(stored("jpeg")) > 0 and q("--format", "jpg") == q("--format", "JPEG") ==
+          q("--format", "jpeg") == stored("jpeg"), "jpg, JPEG and jpeg: the same files")
+    for bad in ("jpgg", "exe", "", "jpeg ", "raw", "tiff2"):
+        rc, out, err = run("query", "--db", db, "--format", bad)
+        said = [l for l in err.splitlines() if l.startswith("seekless")]
+        check(rc == 2 and out == "" and len(said) == 1 and
+              said[0].startswith("seekless query: --format %s: not a known format (" % bad) and
+              all(f in said[0] for f in ["jpeg", "tiff", "heic", "mp4", "nef", "jpg", "tif"]),
+              "--format %r refused, naming the formats: %d %r" % (bad, rc, err))
 done()

@@ -1288,6 +1288,43 @@ static void test_versions(void)
 	CHECK(strstr(e.msg, "cannot create") != NULL);
 }
 
+/* Query bounds are days that exist: month 1-12, the day within its month,
+ * 29 February only in leap years (Gregorian: 1900 not, 2000 yes). */
+static void test_query_dates(void)
+{
+	static const struct {
+		const char *date;
+		int ok;
+	} cases[] = {
+		{"2023", 1},        {"0000", 1},        {"2023-01", 1},     {"2023-12", 1},
+		{"2024-02-29", 1},  {"2000-02-29", 1},  {"2023-12-31", 1},  {"2023-04-30", 1},
+		{"2023-01-01", 1},  {"2023-13", 0},     {"2023-00", 0},     {"2023-02-30", 0},
+		{"2023-12-32", 0},  {"2023-02-29", 0},  {"1900-02-29", 0},  {"2023-04-31", 0},
+		{"2023-06-00", 0},  {"2023-1", 0},      {"23", 0},          {"", 0},
+		{"2023-01-01T10", 0}, {"2023/01/01", 0}, {"2023-1-01", 0}, {"+2023", 0},
+	};
+	struct db_query q;
+	struct sl_err e;
+	size_t i;
+
+	for (i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		int want = cases[i].ok ? SL_OK : SL_E_USAGE, rc;
+		memset(&q, 0, sizeof(q));
+		q.from = cases[i].date;
+		rc = db_query_check(&q, &e);
+		if (rc != want)
+			fprintf(stderr, "  --from '%s'\n", cases[i].date);
+		CHECK_INT(rc, want);
+		memset(&q, 0, sizeof(q));
+		q.to = cases[i].date;
+		CHECK_INT(db_query_check(&q, &e), want);
+	}
+	memset(&q, 0, sizeof(q));
+	q.to = "2023-13";
+	CHECK_INT(db_query_check(&q, &e), SL_E_USAGE);
+	CHECK_STR(e.msg, "--to 2023-13: not a date (YYYY, YYYY-MM or YYYY-MM-DD)");
+}
+
 int main(void)
 {
 	dir = t_tmpdir("db");
@@ -1308,6 +1345,7 @@ int main(void)
 	RUN(test_near_groups);
 	RUN(test_upgrade_from_v1);
 	RUN(test_versions);
+	RUN(test_query_dates);
 	t_rmtree(dir);
 	free(dir);
 	return t_done();
