@@ -26,10 +26,12 @@ static const char help[] =
 	"  --config FILE    read this configuration file only\n"
 	"  --format FORMAT  jsonl (default) or csv\n"
 	"  --extended       add phash (perceptual hash of JPEGs, 16 hex digits),\n"
-	"                   warnings and placement after those keys\n"
-	"  --scans          one record per scan instead: when, how it ended, what\n"
-	"                   it found (unchanged, changed, added, moved, deleted,\n"
-	"                   unavailable) and its phase timings (docs/schema.md)\n";
+	"                   phash_src, warnings, placement and meta_version after\n"
+	"                   those keys\n"
+	"  --scans          one record per scan instead: when, how it ended, its\n"
+	"                   roots (an array), what it found (unchanged, changed,\n"
+	"                   added, moved, deleted, unavailable) and its phase\n"
+	"                   timings (docs/schema.md); not with --extended\n";
 
 int cmd_export(int argc, char **argv)
 {
@@ -70,6 +72,13 @@ int cmd_export(int argc, char **argv)
 	}
 	if (optind < argc) {
 		cli_usage_error("export", "unexpected argument '%s'", argv[optind]);
+		return EXIT_USAGE;
+	}
+	/* --extended adds keys to the file records, and a scan record has none
+	 * to add: taken silently, it would promise what it does not give */
+	if ((extended & DB_EXTENDED) && (extended & DB_SCANS)) {
+		cli_usage_error("export", "--extended and --scans do not go together (--extended"
+					  " adds keys to file records, --scans writes scans)");
 		return EXIT_USAGE;
 	}
 	if ((rc = cli_open_index("export", dbopt, config, &db)) != EXIT_OK)

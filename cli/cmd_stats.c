@@ -9,6 +9,7 @@
 #include "common/parse.h"
 #include "common/strbuf.h"
 #include "db/db.h"
+#include "scanner/device.h"
 
 static const char help[] =
 	"usage: seekless stats [--db PATH] [--config FILE] [--json] [--scans N]\n"
@@ -23,7 +24,10 @@ static const char help[] =
 	"  --db PATH       the index (default: the configuration's db, else\n"
 	"                  $XDG_DATA_HOME/seekless/index.db)\n"
 	"  --config FILE   read this configuration file only\n"
-	"  --json          one JSON document instead of text\n"
+	"  --json          one JSON document instead of text; each file system\n"
+	"                  an object: id (what purge --file-system takes), alt,\n"
+	"                  fstype, last_mount, present (mounted now), mounted_at,\n"
+	"                  last_scan, last_walked, files, bytes, deleted\n"
 	"  --scans N       how many of the last scans to show\n";
 
 /* The report is built whole, then written: text, or one JSON document. */
@@ -96,6 +100,56 @@ static void on_group(void *ctx, const char *label, size_t len, int64_t count, in
 	R->first = 0;
 }
 
+static void json_text(struct strbuf *o, const char *key, const char *s)
+{
+	sb_addf(o, ",\"%s\":", key);
+	if (s)
+		sb_add_json(o, s, strlen(s));
+	else
+		sb_adds(o, "null");
+}
+
+/* A file system: in JSON each fact its own field, whether it is mounted now
+ * among them (what purge --file-system asks --force for); in text one line
+ * per file system, its identity first. */
+static void on_fs(void *ctx, const struct db_stats_fs *f)
+{
+	static const char *const present[] = {"null", "false", "true"};
+	struct report *R = ctx;
+	char at[4096];
+	int mounted;
+
+	if (!R->json) {
+		struct strbuf label = STRBUF_INIT;
+		sb_addf(&label, "%s %s at %s, last walked %s", f->ident, f->fstype ? f->fstype : "?",
+			f->mount ? f->mount : "?", f->last_walked ? f->last_walked : "never");
+		sb_addf(&R->o, "  %10" PRId64 "  %10.1f MB  ", f->files, (double)f->bytes / 1e6);
+		if (label.oom)
+			R->o.oom = 1;
+		else
+			sb_add_utf8_lossy(&R->o, label.p, label.len);
+		sb_addc(&R->o, '\n');
+		sb_free(&label);
+		return;
+	}
+	mounted = dev_fs_mounted(f->ident, f->alt ? f->alt : "", f->mount, at, sizeof(at));
+	sb_adds(&R->o, R->first ? "{\"id\":" : ",{\"id\":");
+	sb_add_json(&R->o, f->ident, strlen(f->ident));
+	json_text(&R->o, "alt", f->alt && f->alt[0] ? f->alt : NULL);
+	json_text(&R->o, "fstype", f->fstype);
+	json_text(&R->o, "last_mount", f->mount);
+	sb_addf(&R->o, ",\"present\":%s", present[mounted + 1]);
+	json_text(&R->o, "mounted_at", mounted == 1 ? at : NULL);
+	if (f->last_scan)
+		sb_addf(&R->o, ",\"last_scan\":%" PRId64, f->last_scan);
+	else
+		sb_adds(&R->o, ",\"last_scan\":null");
+	json_text(&R->o, "last_walked", f->last_walked);
+	sb_addf(&R->o, ",\"files\":%" PRId64 ",\"bytes\":%" PRId64 ",\"deleted\":%" PRId64 "}",
+		f->files, f->bytes, f->deleted);
+	R->first = 0;
+}
+
 static void on_scan(void *ctx, const struct db_stats_scan *s)
 {
 	struct report *R = ctx;
@@ -158,7 +212,8 @@ int cmd_stats(int argc, char **argv)
 	struct db *db = NULL;
 	struct sl_err e;
 	struct report R = {STRBUF_INIT, 0, 1, 1};
-	const struct db_stats_out out = {on_totals, on_section, on_group, on_scan, on_device, &R};
+	const struct db_stats_out out = {on_totals, on_section, on_group, on_fs, on_scan,
+					  on_device, &R};
 	int c, rc, json = 0;
 	long nscans = 5;
 

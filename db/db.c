@@ -483,36 +483,50 @@ int db_scan_end(struct db *db, const struct db_scan_end *e, struct sl_err *err)
 	return run(db, st, "finish scan row", err);
 }
 
-int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err)
+int db_purge(struct db *db, long days, int dry_run, uint64_t *count, struct sl_err *err)
 {
+	static const char *const sql[] = {
+		"DELETE FROM files WHERE deleted_at IS NOT NULL"
+		" AND deleted_at <= strftime('%Y-%m-%dT%H:%M:%SZ','now', ?1)",
+		"SELECT count(*) FROM files WHERE deleted_at IS NOT NULL"
+		" AND deleted_at <= strftime('%Y-%m-%dT%H:%M:%SZ','now', ?1)"};
 	sqlite3_stmt *st = NULL;
 	char cutoff[32];
-	int rc;
+	int r, rc = SL_OK;
 
 	*count = 0;
 	snprintf(cutoff, sizeof(cutoff), "-%ld days", days);
-	if (sqlite3_prepare_v2(db->h,
-			       "DELETE FROM files WHERE deleted_at IS NOT NULL"
-			       " AND deleted_at <= strftime('%Y-%m-%dT%H:%M:%SZ','now', ?1)",
-			       -1, &st, NULL) != SQLITE_OK)
+	if (sqlite3_prepare_v2(db->h, sql[dry_run != 0], -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare purge");
 	sqlite3_bind_text(st, 1, cutoff, -1, SQLITE_STATIC);
-	rc = run(db, st, "purge", err);
-	if (rc == SL_OK)
+	r = sqlite3_step(st);
+	if (dry_run && r == SQLITE_ROW)
+		*count = (uint64_t)sqlite3_column_int64(st, 0);
+	else if (!dry_run && r == SQLITE_DONE)
 		*count = (uint64_t)sqlite3_changes(db->h);
+	else
+		rc = DB_FAIL(db->h, err, "purge");
+	sqlite3_finalize(st);
 	return rc;
+}
+
+static void copy_text(char *dst, size_t cap, const unsigned char *src)
+{
+	snprintf(dst, cap, "%s", src ? (const char *)src : "");
 }
 
 /* The file systems matching what: by identity first, else by mount point
  * (trailing separators ignored: a Windows volume is stored as E:\\, and
- * is asked for as E: too); *by_mount says which. */
-static int find_fs(struct db *db, const char *what, int64_t *id, struct strbuf *idents,
+ * is asked for as E: too); the first into *fs, every identity into
+ * idents; *by_mount says which way they matched. */
+static int find_fs(struct db *db, const char *what, struct db_fs *fs, struct strbuf *idents,
 		   int *n, int *by_mount, struct sl_err *err)
 {
 	static const char *const sql[] = {
-		"SELECT id, ident FROM filesystems WHERE ident = ?1 OR alt = ?1 ORDER BY id",
-		"SELECT id, ident FROM filesystems WHERE rtrim(mount, '/\\') = rtrim(?1, '/\\')"
-		" ORDER BY id"};
+		"SELECT id, ident, alt, fstype, mount FROM filesystems WHERE ident = ?1 OR alt = ?1"
+		" ORDER BY id",
+		"SELECT id, ident, alt, fstype, mount FROM filesystems"
+		" WHERE rtrim(mount, '/\\') = rtrim(?1, '/\\') ORDER BY id"};
 	size_t q;
 	int r = SQLITE_DONE;
 
@@ -525,8 +539,13 @@ static int find_fs(struct db *db, const char *what, int64_t *id, struct strbuf *
 		sqlite3_bind_text(st, 1, what, -1, SQLITE_STATIC);
 		while ((r = sqlite3_step(st)) == SQLITE_ROW) {
 			const char *ident = (const char *)sqlite3_column_text(st, 1);
-			if ((*n)++ == 0)
-				*id = sqlite3_column_int64(st, 0);
+			if ((*n)++ == 0) {
+				fs->id = sqlite3_column_int64(st, 0);
+				copy_text(fs->ident, sizeof(fs->ident), sqlite3_column_text(st, 1));
+				copy_text(fs->alt, sizeof(fs->alt), sqlite3_column_text(st, 2));
+				copy_text(fs->fstype, sizeof(fs->fstype), sqlite3_column_text(st, 3));
+				copy_text(fs->mount, sizeof(fs->mount), sqlite3_column_text(st, 4));
+			}
 			if (sb_addf(idents, "%s%s", *n > 1 ? ", " : "", ident ? ident : "") != 0) {
 				sqlite3_finalize(st);
 				return SL_FAIL(err, SL_E_NOMEM, 0, "forget: out of memory");
@@ -551,17 +570,14 @@ static int run_on(struct db *db, const char *sql, int64_t id, const char *what,
 	return run(db, st, what, err);
 }
 
-int db_forget_fs(struct db *db, const char *what, char *ident, size_t cap, uint64_t *count,
-		 struct sl_err *err)
+int db_fs_find(struct db *db, const char *what, struct db_fs *fs, struct sl_err *err)
 {
 	struct strbuf idents = STRBUF_INIT;
-	int64_t id = 0;
+	sqlite3_stmt *st = NULL;
 	int n, by_mount, rc;
 
-	*count = 0;
-	if (cap)
-		ident[0] = '\0';
-	rc = find_fs(db, what, &id, &idents, &n, &by_mount, err);
+	memset(fs, 0, sizeof(*fs));
+	rc = find_fs(db, what, fs, &idents, &n, &by_mount, err);
 	if (rc == SL_OK && n == 0)
 		rc = SL_FAIL(err, SL_E_USAGE, 0,
 			     "no file system in the index is '%s' (by identity or last mount point;"
@@ -574,23 +590,48 @@ int db_forget_fs(struct db *db, const char *what, char *ident, size_t cap, uint6
 		rc = SL_FAIL(err, SL_E_USAGE, 0,
 			     "%d file systems answer to '%s' (their other name): %s; name one by"
 			     " its identity", n, what, idents.p);
-	if (rc == SL_OK)
-		snprintf(ident, cap, "%s", idents.p);
 	sb_free(&idents);
-	if (rc != SL_OK || (rc = exec(db, "BEGIN IMMEDIATE", err)) != SL_OK)
+	if (rc != SL_OK)
+		goto out;
+	if (sqlite3_prepare_v2(db->h,
+			       "SELECT count(*) FILTER (WHERE deleted_at IS NULL),"
+			       " count(*) FILTER (WHERE deleted_at IS NOT NULL)"
+			       " FROM files WHERE fs_id = ?1",
+			       -1, &st, NULL) != SQLITE_OK) {
+		rc = DB_FAIL(db->h, err, "prepare count the file system's records");
+		goto out;
+	}
+	sqlite3_bind_int64(st, 1, fs->id);
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		fs->live = (uint64_t)sqlite3_column_int64(st, 0);
+		fs->deleted = (uint64_t)sqlite3_column_int64(st, 1);
+	} else {
+		rc = DB_FAIL(db->h, err, "count the file system's records");
+	}
+out:
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int db_forget_fs(struct db *db, const struct db_fs *fs, uint64_t *count, struct sl_err *err)
+{
+	int rc;
+
+	*count = 0;
+	if ((rc = exec(db, "BEGIN IMMEDIATE", err)) != SL_OK)
 		return rc;
 	/* the sidecar links of the folders its live records leave (a pool's
 	 * folder may hold files of several branches) */
 	rc = run_on(db,
 		    "INSERT INTO temp.sl_touched SELECT path FROM files"
 		    " WHERE fs_id = ?1 AND deleted_at IS NULL",
-		    id, "note the links to update", err);
+		    fs->id, "note the links to update", err);
 	if (rc == SL_OK &&
-	    (rc = run_on(db, "DELETE FROM files WHERE fs_id = ?1", id,
+	    (rc = run_on(db, "DELETE FROM files WHERE fs_id = ?1", fs->id,
 			 "remove the file system's records", err)) == SL_OK)
 		*count = (uint64_t)sqlite3_changes(db->h);
 	if (rc == SL_OK)
-		rc = run_on(db, "DELETE FROM filesystems WHERE id = ?1", id,
+		rc = run_on(db, "DELETE FROM filesystems WHERE id = ?1", fs->id,
 			    "remove the file system", err);
 	if (rc == SL_OK)
 		rc = exec(db, "DELETE FROM journals", err);

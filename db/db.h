@@ -179,22 +179,38 @@ int db_journal_get(struct db *db, const char *volume, uint64_t *journal_id, int6
 int db_journal_put(struct db *db, const char *volume, uint64_t journal_id, int64_t next_usn,
 		   struct sl_err *err);
 
-/* Delete the records marked deleted more than `days` days ago (0: all). */
-int db_purge(struct db *db, long days, uint64_t *count, struct sl_err *err);
+/* Delete the records marked deleted more than `days` days ago (0: all);
+ * with dry_run, only count them.  *count gets how many (would) go. */
+int db_purge(struct db *db, long days, int dry_run, uint64_t *count, struct sl_err *err);
+
+/* A file system the index knows, as db_fs_find found it. */
+struct db_fs {
+	int64_t id;          /* filesystems.id */
+	char ident[128];     /* filesystems.ident: what stats lists, purge takes */
+	char alt[128];       /* its other name, "" when none */
+	char fstype[64];     /* as last seen, "" when never known */
+	char mount[1024];    /* the mount point it was last seen at, "" when never known */
+	uint64_t live;       /* records not marked deleted */
+	uint64_t deleted;    /* records marked deleted */
+};
+
+/* The file system whose identity or other name is `what` (filesystems
+ * ident, alt), else the only one last mounted at `what` (trailing slashes
+ * ignored), with its record counts, into *fs.  Returns SL_OK; SL_E_USAGE
+ * when no file system, or several (drives mounted there in turn, each
+ * named in the message), match; or SL_E_DB. */
+int db_fs_find(struct db *db, const char *what, struct db_fs *fs, struct sl_err *err);
 
 /* Forget a file system gone for good (a reformatted or retired drive),
- * whose records otherwise stay live as "unavailable": the one whose
- * identity or other name is `what` (filesystems.ident, alt), else the only
- * one last mounted at `what` (trailing slashes ignored).  Its records,
- * live and deleted, and its row go in one transaction, with the sidecar
- * links of what is left; so do the stored change-journal positions, so
- * that a volume forgotten while still there is walked again, not trusted
- * to be quiet.  *ident gets the identity (cap bytes), *count the records
- * removed.  Returns SL_OK; SL_E_USAGE when no file system, or several
- * (drives mounted there in turn, each named in the message), match; or
- * SL_E_DB. */
-int db_forget_fs(struct db *db, const char *what, char *ident, size_t cap, uint64_t *count,
-		 struct sl_err *err);
+ * whose records otherwise stay live as "unavailable": fs as db_fs_find
+ * found it, under the same db_lock, so that no scan adds to it between.
+ * Its records, live and deleted, and its row go in one transaction, with
+ * the sidecar links of what is left; so do the stored change-journal
+ * positions, so that a volume forgotten while still there is walked again,
+ * not trusted to be quiet.  Whether it may go (it is mounted now: purge
+ * asks for --force) is the caller's to decide.  *count gets the records
+ * removed.  Returns SL_OK or SL_E_DB. */
+int db_forget_fs(struct db *db, const struct db_fs *fs, uint64_t *count, struct sl_err *err);
 
 /* Flags: DB_CSV (else JSON lines); DB_EXTENDED (after the contract's keys:
  * phash as 16 hex digits, warnings, placement); DB_SCANS (the scans table
@@ -274,11 +290,27 @@ struct db_stats_scan {
 	double wall_s, read_s;
 };
 
+/* One file system of db_stats, as the index knows it (strings valid
+ * during the call; ident is never NULL, the others are NULL where never
+ * known). */
+struct db_stats_fs {
+	const char *ident;       /* filesystems.ident: what purge --file-system takes */
+	const char *alt;         /* its other name */
+	const char *fstype;      /* as last seen */
+	const char *mount;       /* where it was last seen */
+	const char *last_walked; /* when the scan that last walked it began (UTC, ISO 8601) */
+	int64_t last_scan;       /* that scan's id; 0 when none did */
+	int64_t files, bytes;    /* its live records */
+	int64_t deleted;         /* its records marked deleted */
+};
+
 /* What db_stats hands out, in this order: totals once; then for each
  * grouped count section(key, title), a group per row, section(NULL,
- * NULL); then section("scans", NULL), for each scan scan(s), a device per
- * disk, scan(NULL), and section(NULL, NULL).  Labels are as stored (len
- * bytes; not always UTF-8). */
+ * NULL); then section("file_systems", title), fs per file system (most
+ * live records first), section(NULL, NULL); then section("scans", NULL),
+ * for each scan scan(s), a device per disk, scan(NULL), and
+ * section(NULL, NULL).  Labels are as stored (len bytes; not always
+ * UTF-8). */
 struct db_stats_out {
 	/* phash_pending: pictures without a perceptual hash, never tried
 	 * (db_phash_pending) */
@@ -286,6 +318,7 @@ struct db_stats_out {
 		       int64_t phash_pending);
 	void (*section)(void *ctx, const char *key, const char *title);
 	void (*group)(void *ctx, const char *label, size_t len, int64_t files, int64_t bytes);
+	void (*fs)(void *ctx, const struct db_stats_fs *f);
 	void (*scan)(void *ctx, const struct db_stats_scan *s);
 	void (*device)(void *ctx, const char *device, const char *order, int64_t files,
 		       int64_t bytes, double read_s);
@@ -299,8 +332,9 @@ struct db_stats_out {
 int db_phash_pending(struct db *db, uint64_t *count, struct sl_err *err);
 
 /* What the index holds (counts and sizes by format, camera, year, rating,
- * keyword; errors, deleted) and the last nscans scans with their disks'
- * orders and speeds, handed to out.  Returns SL_OK or SL_E_DB. */
+ * keyword; errors, deleted; the file systems) and the last nscans scans
+ * with their disks' orders and speeds, handed to out.  Returns SL_OK or
+ * SL_E_DB. */
 int db_stats(struct db *db, int nscans, const struct db_stats_out *out, struct sl_err *err);
 
 /* One group of duplicates (valid during the call): "identical", with its

@@ -28,6 +28,14 @@ static int is_array(const struct col *c)
 	return strcmp(c->key, "keywords") == 0 || strcmp(c->key, "hierarchical_keywords") == 0;
 }
 
+/* scans.roots, a JSON array of paths: an array in JSON too, not a string
+ * holding one; in CSV the array's text as stored, since a path may hold
+ * "; " itself. */
+static int is_roots(int format, const struct col *c)
+{
+	return (format & DB_SCANS) && strcmp(c->key, "roots") == 0;
+}
+
 /* The export contract: these keys, in this order, null where unknown. */
 static const struct col cols[] = {
 	{"path", "path"},
@@ -187,6 +195,9 @@ static int build_sql(int format, size_t ncols, const struct db_query *q, struct 
 			sb_adds(sql, c->expr);
 		else if (is_array(c)) /* the writer made it: valid JSON, valid UTF-8 */
 			sb_addf(sql, "'%s',json(%s)", c->key, c->expr);
+		else if (is_roots(format, c)) /* sb_add_json made each name valid UTF-8 */
+			sb_addf(sql, "'%s',CASE WHEN json_valid(%s) THEN json(%s) END", c->key, c->expr,
+				c->expr);
 		else /* sl_text: numbers pass through, text becomes valid UTF-8 */
 			sb_addf(sql, "'%s',sl_text(%s)", c->key, c->expr);
 	}

@@ -34,14 +34,6 @@ static const struct section sections[] = {
 	 DB_SIDECAR_OVER("keywords") " AS kw, size FROM files WHERE deleted_at IS NULL AND "
 	 DB_NOT_LINKED_SIDECAR "), json_each(kw) WHERE kw IS NOT NULL"
 	 " GROUP BY value ORDER BY 2 DESC, 1 LIMIT 20"},
-	/* the identity first, so that it is the label's first word: what
-	 * `purge --file-system` takes to forget one gone for good */
-	{"file_systems", "by file system (identity, type, last mount point, last walked)",
-	 "SELECT fs.ident || ' ' || coalesce(fs.fstype, '?') || ' at ' || coalesce(fs.mount, '?')"
-	 " || ', last walked ' || coalesce(s.started_at, 'never'), count(f.id),"
-	 " coalesce(sum(f.size), 0) FROM filesystems fs"
-	 " LEFT JOIN files f ON f.fs_id = fs.id AND f.deleted_at IS NULL"
-	 " LEFT JOIN scans s ON s.id = fs.last_scan GROUP BY fs.id ORDER BY 2 DESC, 1"},
 };
 
 static int totals(struct db *db, const struct db_stats_out *o, struct sl_err *err)
@@ -99,6 +91,47 @@ static int grouped(struct db *db, const struct section *s, const struct db_stats
 		const char *label = (const char *)sqlite3_column_text(st, 0);
 		o->group(o->ctx, label ? label : "", label ? (size_t)sqlite3_column_bytes(st, 0) : 0,
 			 sqlite3_column_int64(st, 1), sqlite3_column_int64(st, 2));
+	}
+	sqlite3_finalize(st);
+	o->section(o->ctx, NULL, NULL);
+	if (r != SQLITE_DONE)
+		return DB_FAIL(db->h, err, "stats");
+	return SL_OK;
+}
+
+/* The file systems the index knows, each with its live records (those
+ * purge --file-system would take are these and the deleted ones). */
+static int file_systems(struct db *db, const struct db_stats_out *o, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int r;
+
+	if (sqlite3_prepare_v2(db->h,
+			       "SELECT fs.ident, fs.alt, fs.fstype, fs.mount, s.started_at, s.id,"
+			       " count(f.id) FILTER (WHERE f.deleted_at IS NULL),"
+			       " coalesce(sum(f.size) FILTER (WHERE f.deleted_at IS NULL), 0),"
+			       " count(f.id) FILTER (WHERE f.deleted_at IS NOT NULL)"
+			       " FROM filesystems fs LEFT JOIN files f ON f.fs_id = fs.id"
+			       " LEFT JOIN scans s ON s.id = fs.last_scan GROUP BY fs.id"
+			       " ORDER BY 7 DESC, 1",
+			       -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare stats");
+	o->section(o->ctx, "file_systems", "by file system (identity, type, last mount point,"
+					   " last walked)");
+	while ((r = sqlite3_step(st)) == SQLITE_ROW) {
+		struct db_stats_fs f;
+		const char *ident = (const char *)sqlite3_column_text(st, 0);
+
+		f.ident = ident ? ident : "";
+		f.alt = (const char *)sqlite3_column_text(st, 1);
+		f.fstype = (const char *)sqlite3_column_text(st, 2);
+		f.mount = (const char *)sqlite3_column_text(st, 3);
+		f.last_walked = (const char *)sqlite3_column_text(st, 4);
+		f.last_scan = sqlite3_column_int64(st, 5);
+		f.files = sqlite3_column_int64(st, 6);
+		f.bytes = sqlite3_column_int64(st, 7);
+		f.deleted = sqlite3_column_int64(st, 8);
+		o->fs(o->ctx, &f);
 	}
 	sqlite3_finalize(st);
 	o->section(o->ctx, NULL, NULL);
@@ -169,6 +202,8 @@ int db_stats(struct db *db, int nscans, const struct db_stats_out *o, struct sl_
 	rc = totals(db, o, err);
 	for (i = 0; rc == SL_OK && i < sizeof(sections) / sizeof(sections[0]); i++)
 		rc = grouped(db, &sections[i], o, err);
+	if (rc == SL_OK)
+		rc = file_systems(db, o, err);
 	if (rc == SL_OK)
 		rc = scans(db, nscans, o, err);
 	return rc;

@@ -53,6 +53,18 @@ struct dev_info {
 int dev_probe(uint64_t st_dev, const struct anchor *a, const char *rel, struct dev_info *out,
 	      struct sl_err *err);
 
+/* Whether the file system known as ident (its other name alt, "" when
+ * none: struct dev_info's fs_id and fs_alt, as the index keeps them) is
+ * mounted now, its identity worked out for every mounted file system as a
+ * scan would (Linux: each line of the mount table but autofs triggers,
+ * whose file system, once there, has a line of its own; Windows: each
+ * volume with a drive letter or mount folder).  Where it is mounted goes
+ * into at (cap bytes; "" when it is not): `last` (where the index last saw
+ * it) when it is mounted there too, else the first.  Returns 1 mounted,
+ * 0 not, -1 when the mounts cannot be listed (callers that would destroy
+ * something take that as mounted). */
+int dev_fs_mounted(const char *ident, const char *alt, const char *last, char *at, size_t cap);
+
 /* The device nodes ("/dev/sdb1") that the file system holding path and
  * those mounted below it were mounted from, where the mount table's word
  * for it can be taken (not a FUSE mount a user made): what dev_probe reads

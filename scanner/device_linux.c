@@ -455,6 +455,77 @@ static void identify(uint64_t st_dev, int hint_fd, int trusted, struct dev_info 
 	snprintf(out->fs_id, sizeof(out->fs_id), "dev:%s", num);
 }
 
+/* Whether the names of one file system (either may be "") and of another
+ * meet: a scan as root and one as a user name the same one differently
+ * (identify), and the index finds a row by either (db_map_fs). */
+static int same_fs(const struct dev_info *d, const char *ident, const char *alt)
+{
+	const char *mine[2] = {d->fs_id, d->fs_alt}, *theirs[2] = {ident, alt ? alt : ""};
+	int i, j;
+
+	for (i = 0; i < 2; i++)
+		for (j = 0; j < 2; j++)
+			if (mine[i][0] && theirs[j][0] && strcmp(mine[i], theirs[j]) == 0)
+				return 1;
+	return 0;
+}
+
+int dev_fs_mounted(const char *ident, const char *alt, const char *last, char *at, size_t cap)
+{
+	char line[8192];
+	int found = 0;
+	FILE *f = fopen("/proc/self/mountinfo", "re");
+
+	if (cap)
+		at[0] = '\0';
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char *save = NULL, *tok, *num = NULL, *mnt = NULL, *type = NULL, *src = NULL;
+		char *opts = NULL;
+		unsigned maj, mnr;
+		struct dev_info d;
+		int field = 0, here;
+
+		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+			field++;
+			if (field == 3)
+				num = tok;
+			else if (field == 5)
+				mnt = tok;
+			else if (field > 6 && strcmp(tok, "-") == 0) {
+				type = strtok_r(NULL, " \n", &save);
+				src = type ? strtok_r(NULL, " \n", &save) : NULL;
+				opts = src ? strtok_r(NULL, " \n", &save) : NULL;
+				break;
+			}
+		}
+		/* asking an automount point's file system mounts what it
+		 * stands for (a network share, perhaps a dead one) */
+		if (!num || !mnt || !type || !src || strcmp(type, "autofs") == 0 ||
+		    sscanf(num, "%u:%u", &maj, &mnr) != 2)
+			continue;
+		unescape(mnt);
+		unescape(src);
+		memset(&d, 0, sizeof(d));
+		copy(d.fstype, sizeof(d.fstype), type);
+		copy(d.source, sizeof(d.source), src);
+		copy(d.mount, sizeof(d.mount), mnt);
+		identify((uint64_t)makedev(maj, mnr), -1,
+			 strncmp(type, "fuse", 4) != 0 || (opts && mounted_by(opts, 0)), &d);
+		if (!same_fs(&d, ident, alt))
+			continue;
+		here = last && strcmp(mnt, last) == 0;
+		if ((!found || here) && cap)
+			copy(at, cap, mnt);
+		found = 1;
+		if (here)
+			break;
+	}
+	fclose(f);
+	return found;
+}
+
 int dev_probe(uint64_t st_dev, const struct anchor *a, const char *rel, struct dev_info *out,
 	      struct sl_err *err)
 {

@@ -184,3 +184,44 @@ int dev_sources_under(const char *path, struct strbuf *out)
 	(void)out;
 	return 0;
 }
+
+int dev_fs_mounted(const char *ident, const char *alt, const char *last, char *at, size_t cap)
+{
+	wchar_t vol[MAX_PATH + 8];
+	HANDLE h;
+	int found = 0;
+
+	if (cap)
+		at[0] = '\0';
+	h = FindFirstVolumeW(vol, MAX_PATH + 8);
+	if (h == INVALID_HANDLE_VALUE)
+		return -1;
+	do {
+		wchar_t *paths = NULL, *p;
+		DWORD need = 0, serial = 0;
+		char key[64], path[MAX_PATH * 3];
+
+		/* an empty card reader's volume has no serial: nothing there */
+		if (!GetVolumeInformationW(vol, NULL, 0, &serial, NULL, NULL, NULL, 0))
+			continue;
+		/* a volume with no drive letter or mount folder shows no file */
+		if (!GetVolumePathNamesForVolumeNameW(vol, NULL, 0, &need) &&
+		    GetLastError() == ERROR_MORE_DATA && need > 1 &&
+		    (paths = malloc(need * sizeof(*paths))) != NULL &&
+		    GetVolumePathNamesForVolumeNameW(vol, paths, need, &need) && paths[0]) {
+			/* the key dev_probe makes, a clone's GUID and all */
+			win_volume_key(paths, serial, key, sizeof(key));
+			if (strcmp(key, ident) == 0 || (alt && alt[0] && strcmp(key, alt) == 0)) {
+				found = 1;
+				for (p = paths; *p; p += wcslen(p) + 1) {
+					utf8_into(p, path, sizeof(path));
+					if (p == paths || (last && strcmp(path, last) == 0))
+						snprintf(at, cap, "%s", path);
+				}
+			}
+		}
+		free(paths);
+	} while (!found && FindNextVolumeW(h, vol, MAX_PATH + 8));
+	FindVolumeClose(h);
+	return found;
+}

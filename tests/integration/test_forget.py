@@ -3,7 +3,11 @@
 A photo drive A and a card B (real ext4 and xfs on loop devices) are
 indexed; the card is unplugged, and its records stay live as unavailable,
 as they must while it may come back.  `stats` lists both file systems,
-the card's with the scan that last walked it.  Then:
+the card's with the scan that last walked it, each with the identity blkid
+gives, the type and mount point findmnt gives, and whether it is mounted
+now.  While the card is plugged in, forgetting it is refused without
+--force (exit 2, saying how many records would go, the index untouched),
+and --dry-run counts what SQLite counts.  Then, the card unplugged:
   - a name that is no file system's, or a mount point two drives were
     last seen at in turn (a second card C, mounted at the same place),
     is refused (exit 2), naming both drives in the second case;
@@ -19,6 +23,7 @@ import json
 import os
 import sqlite3
 import subprocess
+import tempfile
 
 from lib import (check, db_rows, done, export, loop_fs, mkcorpus, regular_files, run, tempdir,
                  xxh128)
@@ -31,11 +36,21 @@ def scan(db, *roots):
 
 
 def file_systems(db):
-    """{identity: (live records, label)} from stats --json, the identity
-    being the label's first word."""
+    """{identity: its object} from stats --json."""
     rc, out, err = run("stats", "--db", db, "--json", check_rc=0)
-    return {g["name"].split(" ", 1)[0]: (g["files"], g["name"])
-            for g in json.loads(out)["file_systems"]}
+    return {g["id"]: g for g in json.loads(out)["file_systems"]}
+
+
+def blkid_uuid(dev):
+    p = subprocess.run(["blkid", "-p", "-s", "UUID", "-o", "value", dev], capture_output=True,
+                       text=True)
+    return p.stdout.strip()
+
+
+def fstype_at(mnt):
+    p = subprocess.run(["findmnt", "-n", "-o", "FSTYPE", "--mountpoint", mnt],
+                       capture_output=True, text=True)
+    return p.stdout.strip()
 
 
 with tempdir("forget") as work, loop_fs("ext4", 128, rotational=False) as a, \
@@ -52,13 +67,38 @@ with tempdir("forget") as work, loop_fs("ext4", 128, rotational=False) as a, \
     s = scan(db, a.mnt, b.mnt)
     check(s["deleted"] == 1, "a deleted file on the card: %s" % s["deleted"])
     fs = file_systems(db)
-    check(len(fs) == 2 and any(" at %s," % a.mnt in l for n, l in fs.values()),
+    check(len(fs) == 2 and any(f["last_mount"] == a.mnt for f in fs.values()),
           "stats lists the two file systems: %s" % fs)
-    ident_b = [i for i, (n, label) in fs.items() if " at %s," % b.mnt in label]
-    check(len(ident_b) == 1 and fs[ident_b[0]][0] == len(on_b),
-          "the card's: its live records, its mount point: %s" % fs)
+    for d, files, deleted in ((a, on_a, 0), (b, on_b, 1)):
+        f = [f for f in fs.values() if f["last_mount"] == d.mnt]
+        if not check(len(f) == 1, "one file system last at %s: %s" % (d.mnt, fs)):
+            continue
+        f = f[0]
+        check(f["id"] == "uuid:" + blkid_uuid(d.loop) and f["fstype"] == fstype_at(d.mnt) ==
+              d.fstype and f["present"] is True and f["mounted_at"] == d.mnt,
+              "%s: the identity blkid gives, the type findmnt gives, mounted: %s" % (d.mnt, f))
+        check(f["files"] == len(files) and f["deleted"] == deleted,
+              "%s: its live and deleted records: %s" % (d.mnt, f))
+    ident_b = [i for i, f in fs.items() if f["last_mount"] == b.mnt]
     ident_b = ident_b[0] if ident_b else ""
     want_b = xxh128(on_b)
+
+    # the card plugged in: forgetting it is refused, counted, not done
+    with_b = db_rows(db, "SELECT count(*) FROM files f JOIN filesystems s ON s.id = f.fs_id"
+                         " WHERE s.ident = ?", (ident_b,))[0][0]
+    before = db_rows(db, "SELECT * FROM files ORDER BY id")
+    rc, out, err = run("purge", "--db", db, "--file-system", ident_b)
+    check(rc == 2 and "is mounted at %s now" % b.mnt in err and
+          "would remove %d records (%d of files there now, 1 marked deleted)"
+          % (with_b, len(on_b)) in err,
+          "a mounted card is not forgotten without --force: %d %s" % (rc, err))
+    rc, out, err = run("purge", "--db", db, "--file-system", b.mnt, "--dry-run", "--json",
+                       check_rc=0)
+    check(json.loads(out) == {"removed": 0, "file_system": ident_b, "present": True,
+                              "mounted_at": b.mnt, "live": len(on_b), "deleted": 1,
+                              "dry_run": True, "would_remove": with_b},
+          "--dry-run by its mount point: %s" % out)
+    check(db_rows(db, "SELECT * FROM files ORDER BY id") == before, "nothing removed")
 
     # the card unplugged: unavailable, not deleted
     b.umount()
@@ -73,19 +113,39 @@ with tempdir("forget") as work, loop_fs("ext4", 128, rotational=False) as a, \
     try:
         on_c = regular_files(b.mnt)
         scan(db, b.mnt)
+        # another drive at the card's old place does not make the card there
+        rc, out, err = run("purge", "--db", db, "--file-system", ident_b, "--dry-run",
+                           "--json", check_rc=0)
+        check(json.loads(out)["present"] is False,
+              "the second card at its mount point is not the card: %s" % out)
     finally:
         subprocess.run(["umount", b.mnt], check=True)
         c.mount()
     # (the empty mount point's own file system is known now too)
     fs = file_systems(db)
-    check(sum(" at %s," % b.mnt in l for n, l in fs.values()) == 2,
+    check(sum(f["last_mount"] == b.mnt for f in fs.values()) == 2,
           "two file systems last seen at the card's mount point: %s" % fs)
+    check(fs.get(ident_b, {}).get("present") is False and fs[ident_b]["mounted_at"] is None,
+          "the card is not mounted now: %s" % fs.get(ident_b))
+    # the card mounted somewhere else is still the card
+    elsewhere = tempfile.mkdtemp(prefix="seekless-mnt-elsewhere-")
+    subprocess.run(["mount", b.loop, elsewhere], check=True)
+    try:
+        f = file_systems(db).get(ident_b, {})
+        check(f.get("present") is True and f.get("mounted_at") == elsewhere and
+              f.get("last_mount") == b.mnt, "mounted elsewhere, stats says where: %s" % f)
+        rc, out, err = run("purge", "--db", db, "--file-system", ident_b)
+        check(rc == 2 and "is mounted at %s now" % elsewhere in err,
+              "and purge refuses: %d %s" % (rc, err))
+    finally:
+        subprocess.run(["umount", elsewhere], check=True)
+        os.rmdir(elsewhere)
 
     rc, out, err = run("purge", "--db", db, "--file-system", "/no/such/drive")
     check(rc == 2 and "no file system in the index is '/no/such/drive'" in err,
           "an unknown name is refused: %d %s" % (rc, err))
     rc, out, err = run("purge", "--db", db, "--file-system", b.mnt + "/")
-    others = [i for i in fs if i != ident_b and " at %s," % b.mnt in fs[i][1]]
+    others = [i for i in fs if i != ident_b and fs[i]["last_mount"] == b.mnt]
     check(rc == 2 and "2 file systems were last mounted at" in err and ident_b in err and
           len(others) == 1 and others[0] in err,
           "a mount point two drives shared is refused, naming both: %d %s" % (rc, err))
@@ -93,14 +153,14 @@ with tempdir("forget") as work, loop_fs("ext4", 128, rotational=False) as a, \
     check(rc == 2, "--file-system with --older-than is refused: %d" % rc)
     check(len(export(db)) == len(on_a) + len(on_b) + len(on_c), "nothing removed by refusals")
 
-    # forget the first card by its identity
-    with_b = db_rows(db, "SELECT count(*) FROM files f JOIN filesystems s ON s.id = f.fs_id"
-                         " WHERE s.ident = ?", (ident_b,))[0][0]
+    # forget the first card by the identity stats gave: gone, so no --force
     check(with_b == len(on_b) + 1, "its records, live and deleted: %d" % with_b)
     with sqlite3.connect(db) as h:
         h.execute("INSERT INTO journals VALUES('\\\\?\\Volume{x}\\', 1, 2, 1)")
     rc, out, err = run("purge", "--db", db, "--file-system", ident_b, "--json")
-    check(rc == 0 and json.loads(out) == {"removed": with_b, "file_system": ident_b},
+    check(rc == 0 and json.loads(out) == {"removed": with_b, "file_system": ident_b,
+                                          "present": False, "mounted_at": None,
+                                          "live": len(on_b), "deleted": 1},
           "purge --file-system --json: %d %s %s" % (rc, out, err))
     recs = export(db)
     left = sorted(r["path"] for r in recs)

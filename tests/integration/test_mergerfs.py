@@ -5,8 +5,9 @@ chunk map, as btrfs-progs reads it); plan --verify passes on both disks; a
 scan records the pool's paths with the hashes xxhsum computes, a rescan
 reads nothing, and a rename, an edit and a deletion through the pool are
 seen as what they are.  An image on one branch takes its XMP sidecar from
-the other; forgetting the sidecar's file system (`purge --file-system`)
-removes that branch's records and the link with them."""
+the other; forgetting the sidecar's file system (`purge --file-system
+--force`: it is mounted) removes that branch's records and the link with
+them."""
 import json
 import os
 import shutil
@@ -131,8 +132,14 @@ with loop_fs("ext4", 256) as a, loop_fs("btrfs", 256) as b, tempdir("mergerfs") 
                               " WHERE f.path = ?", (side,))[0][0]
         on_b = db_rows(db, "SELECT count(*) FROM files f JOIN filesystems s ON s.id = f.fs_id"
                            " WHERE s.ident = ?", (ident_b,))[0][0]
-        rc, out, err = run("purge", "--db", db, "--file-system", ident_b, "--json", check_rc=0)
-        check(json.loads(out)["removed"] == on_b, "the branch's records removed: %s" % out)
+        # the branch is mounted: its records are of files that are there
+        rc, out, err = run("purge", "--db", db, "--file-system", ident_b)
+        check(rc == 2 and "would remove %d records" % on_b in err,
+              "not without --force: %d %s" % (rc, err))
+        rc, out, err = run("purge", "--db", db, "--file-system", ident_b, "--force", "--json",
+                           check_rc=0)
+        check(json.loads(out)["removed"] == on_b and json.loads(out)["present"] is True,
+              "the branch's records removed: %s" % out)
         recs = {r["path"]: r for r in export(db)}
         check(side not in recs and recs[img]["sidecar"] is None and recs[img]["rating"] is None,
               "the image lost the link with the sidecar's record: %s" % recs.get(img))

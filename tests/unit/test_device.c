@@ -91,11 +91,39 @@ static void test_unknown(void)
 	CHECK_STR(d.fstype, "?");
 }
 
+/* A file system is found mounted by either of its names, wherever it is,
+ * the place it was last seen at preferred; one nothing answers to is not. */
+static void test_mounted(void)
+{
+	struct stat st;
+	struct dev_info d;
+	struct sl_err e;
+	char at[4096];
+
+	if (stat("/dev/shm", &st) != 0) {
+		fprintf(stderr, "skip: no /dev/shm\n");
+		return;
+	}
+	CHECK_INT(probe((uint64_t)st.st_dev, "/dev/shm", &d, &e), SL_OK);
+	CHECK_INT(dev_fs_mounted(d.fs_id, d.fs_alt, "/dev/shm", at, sizeof(at)), 1);
+	CHECK_STR(at, "/dev/shm");
+	CHECK_INT(dev_fs_mounted("uuid:seekless-no-such", d.fs_id, NULL, at, sizeof(at)), 1);
+	CHECK_INT(dev_fs_mounted(d.fs_id, "", "/seekless-gone", at, sizeof(at)), 1);
+	CHECK(at[0] == '/');
+	CHECK(stat("/", &st) == 0);
+	CHECK_INT(probe((uint64_t)st.st_dev, "/", &d, &e), SL_OK);
+	CHECK_INT(dev_fs_mounted(d.fs_id, d.fs_alt, "/", at, sizeof(at)), 1);
+	CHECK_STR(at, "/");
+	CHECK_INT(dev_fs_mounted("uuid:seekless-no-such", "", "/", at, sizeof(at)), 0);
+	CHECK_STR(at, "");
+}
+
 int main(void)
 {
 	RUN(test_root_fs);
 	RUN(test_tmpfs);
 	RUN(test_vanished_hint);
 	RUN(test_unknown);
+	RUN(test_mounted);
 	return t_done();
 }
