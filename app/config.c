@@ -36,6 +36,7 @@ void cfg_free(struct cfg *c)
 	if (!c)
 		return;
 	free_list(c->roots, c->nroots);
+	free_list(c->root_from, c->nroots);
 	free_list(c->excludes, c->nexcludes);
 	free(c->db);
 	free(c->schedule);
@@ -103,6 +104,7 @@ static int push(char ***v, size_t *n, size_t *cap, char *s)
 static int set_key(struct cfg *c, const char *key, const char *val, const char *where,
 		   int *replaced_roots, int *replaced_excl, struct sl_err *err)
 {
+	size_t n;
 	int b;
 
 	if (strcmp(key, "root") == 0) {
@@ -115,12 +117,20 @@ static int set_key(struct cfg *c, const char *key, const char *val, const char *
 		}
 		if (!*replaced_roots) {
 			free_list(c->roots, c->nroots);
-			c->roots = NULL;
-			c->nroots = c->cap_roots = 0;
+			free_list(c->root_from, c->nroots);
+			c->roots = c->root_from = NULL;
+			c->nroots = c->cap_roots = c->cap_root_from = 0;
 			*replaced_roots = 1;
 		}
-		if (push(&c->roots, &c->nroots, &c->cap_roots, p) != 0)
+		n = c->nroots;
+		if (push(&c->root_from, &n, &c->cap_root_from, strdup(where)) != 0) {
+			free(p);
 			return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+		}
+		if (push(&c->roots, &c->nroots, &c->cap_roots, p) != 0) {
+			free(c->root_from[c->nroots]);
+			return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+		}
 	} else if (strcmp(key, "exclude") == 0) {
 		struct excl probe = {0};
 		struct sl_err pe;

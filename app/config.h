@@ -28,6 +28,8 @@
 struct cfg {
 	char **roots;
 	size_t nroots, cap_roots;
+	char **root_from;   /* "file:line" of each root, for what is said about it */
+	size_t cap_root_from;
 	char **excludes;
 	size_t nexcludes, cap_excludes;
 	char *db;           /* NULL: the default location */

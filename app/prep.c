@@ -23,12 +23,14 @@ void prep_note(const struct prep *p, const char *fmt, ...)
 	p->note(p->note_ctx, msg);
 }
 
-int prep_roots(struct prep *p, char *const *paths, size_t n, int skip_missing, int cross_fs,
+int prep_roots(struct prep *p, char *const *paths, size_t n, char *const *from, int cross_fs,
 	       struct sl_err *err)
 {
 	unsigned flags = ANCHOR_FILE | (cross_fs ? ANCHOR_CROSS_FS : 0);
+	struct strbuf missed = STRBUF_INIT, all = STRBUF_INIT; /* "file:line: reason\n" each */
+	char *line, *end;
 	struct sl_err e;
-	size_t i;
+	size_t i, nmissed = 0;
 	int rc = SL_OK;
 
 	p->roots = calloc(n + 1, sizeof(*p->roots));
@@ -38,12 +40,13 @@ int prep_roots(struct prep *p, char *const *paths, size_t n, int skip_missing, i
 	for (i = 0; rc == SL_OK && i < n; i++) {
 		struct anchor *a;
 		if (anchor_open(paths[i], flags, &a, &e) != SL_OK) {
-			if (e.code == SL_E_NOMEM || !skip_missing) {
+			if (e.code == SL_E_NOMEM || !from) {
 				*err = e;
 				rc = e.code == SL_E_NOMEM ? SL_E_NOMEM : SL_E_USAGE;
 				err->code = rc;
 			} else {
-				prep_note(p, "%s; skipped (its records are kept)", e.msg);
+				sb_addf(&missed, "%s: %s\n", from[i], e.msg);
+				nmissed++;
 			}
 			continue;
 		}
@@ -57,8 +60,23 @@ int prep_roots(struct prep *p, char *const *paths, size_t n, int skip_missing, i
 			p->nroots++;
 		}
 	}
+	if (rc == SL_OK && missed.oom)
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+	for (line = missed.p; rc == SL_OK && line && *line; line = end + 1) {
+		end = strchr(line, '\n');
+		*end = '\0';
+		if (p->nroots > 0)
+			prep_note(p, "%s; skipped (its records are kept)", line);
+		else if (nmissed == 1)
+			rc = SL_FAIL(err, SL_E_USAGE, 0, "%s", line);
+		else /* one line, whatever their number */
+			sb_addf(&all, "%s%s", all.len ? "; " : "", line);
+	}
 	if (rc == SL_OK && p->nroots == 0)
-		rc = SL_FAIL(err, SL_E_IO, 0, "none of the roots can be accessed");
+		rc = SL_FAIL(err, SL_E_USAGE, 0, "none of the configured roots can be accessed: %s",
+			     all.p ? all.p : "");
+	sb_free(&missed);
+	sb_free(&all);
 	return rc;
 }
 

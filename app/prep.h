@@ -40,9 +40,12 @@ struct prep {
 /* Resolve the roots once and hold them open (anchor.h) in p->anchors,
  * their canonical paths in p->roots; cross_fs: opens below them may cross
  * mount points.  One that cannot be accessed is SL_E_USAGE with its
- * reason, unless skip_missing: then it is noted as skipped, and only
- * having no root left is an error (SL_E_IO).  SL_E_NOMEM. */
-int prep_roots(struct prep *p, char *const *paths, size_t n, int skip_missing, int cross_fs,
+ * reason.  Configured roots come with from ("file:line" of each; NULL for
+ * roots named on the command line): one of those that cannot be accessed
+ * is noted as skipped (a drive not plugged in), and only having none left
+ * is an error, SL_E_USAGE naming each with its line: then the
+ * configuration names nothing there is.  SL_E_NOMEM. */
+int prep_roots(struct prep *p, char *const *paths, size_t n, char *const *from, int cross_fs,
 	       struct sl_err *err);
 
 /* Walk every root (p->anchors), leaving out the files of the index at dbpath (may be

@@ -27,7 +27,7 @@ static int excludes(const struct scan_args *a, struct scan_settings *s, struct s
 }
 
 /* The roots given, else the configuration's: then a missing one is
- * skipped, not an error (a drive not plugged in). */
+ * skipped, not an error (a drive not plugged in), unless none is left. */
 static int roots(const struct scan_args *a, struct scan_settings *s, struct sl_err *err)
 {
 	int cross = a->cross_fs >= 0 ? a->cross_fs : s->cfg.cross_fs > 0;
@@ -35,7 +35,7 @@ static int roots(const struct scan_args *a, struct scan_settings *s, struct sl_e
 	if (a->files_from)
 		return SL_OK;
 	if (a->nroots > 0)
-		return prep_roots(&s->p, a->roots, a->nroots, 0, cross, err);
+		return prep_roots(&s->p, a->roots, a->nroots, NULL, cross, err);
 	if (s->cfg.nroots == 0) {
 		if (s->cfg.read.len)
 			return SL_FAIL(err, SL_E_USAGE, 0, "no ROOT given, and none in %s",
@@ -43,7 +43,7 @@ static int roots(const struct scan_args *a, struct scan_settings *s, struct sl_e
 		return SL_FAIL(err, SL_E_USAGE, 0,
 			       "no ROOT given, and no configuration file names one");
 	}
-	return prep_roots(&s->p, s->cfg.roots, s->cfg.nroots, 1, cross, err);
+	return prep_roots(&s->p, s->cfg.roots, s->cfg.nroots, s->cfg.root_from, cross, err);
 }
 
 int scan_configure(const struct scan_args *a, struct scan_settings *s, struct sl_err *err)
@@ -60,7 +60,7 @@ int scan_configure(const struct scan_args *a, struct scan_settings *s, struct sl
 		rc = excludes(a, s, err);
 	if (rc == SL_OK)
 		rc = roots(a, s, err);
-	if (rc == SL_OK && !a->no_db)
+	if (rc == SL_OK)
 		rc = cfg_db_path(&s->cfg, a->db, &s->dbpath, err);
 	if (rc != SL_OK)
 		return rc;

@@ -51,7 +51,6 @@ struct scan_args {
 				     for none */
 	int full;                 /* read every file again */
 	int keep_cache;
-	int no_db;                /* scan_configure only: no index path wanted (plan) */
 	atomic_int *cancel;       /* may be NULL */
 	/* All may be NULL; called on the caller's thread.  note: something
 	 * worth saying that is not an error (a root skipped, a device row not
@@ -69,7 +68,7 @@ struct scan_settings {
 	struct cfg cfg;
 	struct excl ex;
 	struct prep p;            /* the roots (files_from: filled by scan_run) */
-	struct strbuf dbpath;     /* empty with no_db */
+	struct strbuf dbpath;
 	int order, cross_fs, full, trust_mtime, background, scheduled;
 	uint64_t seed;
 	struct px_opts po;        /* jobs, mem_budget, phash, keep_cache */

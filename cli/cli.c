@@ -1,6 +1,7 @@
 #include "cli/cli.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdlib.h>
@@ -19,8 +20,10 @@ int cli_index_path(const char *cmd, const char *dbopt, const char *config_path,
 	int rc = SL_OK;
 
 	cfg_init(&c);
-	/* with --db, a broken configuration is no reason to refuse */
-	if (!dbopt)
+	/* with --db, a broken configuration found by default is no reason to
+	 * refuse; one named with --config is read as asked, so its mistakes
+	 * are said */
+	if (!dbopt || config_path)
 		rc = cfg_load(&c, config_path, &e);
 	if (rc != SL_OK) {
 		cli_error(cmd, &e);
@@ -52,7 +55,73 @@ void cli_usage_error(const char *cmd, const char *fmt, ...)
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
 	va_end(ap);
-	fprintf(stderr, "\nTry 'seekless %s --help'.\n", cmd);
+	fprintf(stderr, "; see 'seekless %s --help'\n", cmd);
+}
+
+/* The long option named "name" (n bytes, maybe abbreviated) that has val and
+ * takes no argument: the one "--name=value" misused. */
+static int takes_no_argument(const struct option *opts, const char *name, size_t n, int val)
+{
+	for (; opts->name; opts++)
+		if (opts->val == val && opts->has_arg == no_argument &&
+		    strncmp(opts->name, name, n) == 0)
+			return 1;
+	return 0;
+}
+
+/* Unknown or ambiguous "--name" (n bytes): say which, with the candidates. */
+static void bad_long_option(const char *cmd, const struct option *opts, const char *name,
+			    size_t n)
+{
+	struct strbuf alts = STRBUF_INIT;
+	int count = 0;
+
+	for (; opts->name; opts++) {
+		if (strncmp(opts->name, name, n) != 0)
+			continue;
+		sb_addf(&alts, "%s--%s", count ? ", " : "", opts->name);
+		count++;
+	}
+	if (count > 1 && !alts.oom)
+		cli_usage_error(cmd, "option '--%.*s' is ambiguous (%s)", (int)n, name, alts.p);
+	else
+		cli_usage_error(cmd, "unrecognized option '--%.*s'", (int)n, name);
+	sb_free(&alts);
+}
+
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *opts)
+{
+	char spec[16];
+	const char *arg, *name, *eq;
+	size_t n;
+	int c;
+
+	/* getopt's own messages lack the program's name and the way out; the
+	 * leading ':' makes a missing argument ':' rather than '?' */
+	opterr = 0;
+	snprintf(spec, sizeof(spec), ":%sh", shortopts);
+	c = getopt_long(argc, argv, spec, opts, NULL);
+	if (c != '?' && c != ':')
+		return c;
+	/* A long option's mistake is the element just passed; a short one's
+	 * is optopt, and may sit in a cluster after a long option. */
+	arg = optind >= 1 && optind <= argc ? argv[optind - 1] : "";
+	name = strncmp(arg, "--", 2) == 0 ? arg + 2 : NULL;
+	eq = name ? strchr(name, '=') : NULL;
+	n = name ? (eq ? (size_t)(eq - name) : strlen(name)) : 0;
+	if (name && c == ':' && !eq)
+		cli_usage_error(cmd, "option '--%s' needs an argument", name);
+	else if (name && eq && optopt && takes_no_argument(opts, name, n, optopt))
+		/* glibc says '?' here, the BSD getopt of mingw ':' */
+		cli_usage_error(cmd, "option '--%.*s' takes no argument", (int)n, name);
+	else if (name && !optopt)
+		bad_long_option(cmd, opts, name, n);
+	else if (optopt > ' ' && optopt < 127)
+		cli_usage_error(cmd, "unrecognized option '-%c'", optopt);
+	else
+		cli_usage_error(cmd, "unrecognized option '%s'", arg);
+	return '?';
 }
 
 void cli_progress(void *label, const struct px_progress *p)

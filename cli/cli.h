@@ -22,8 +22,9 @@ enum {
 	EXIT_INTERRUPTED = 4  /* stopped by SIGINT/SIGTERM; what was read is stored */
 };
 
-/* For commands that only need the index: load the configuration, then
- * cli_db_path.  Errors printed.  Returns EXIT_OK or the exit status. */
+/* For commands that only need the index: load the configuration (with
+ * dbopt, only when config_path names one), then cfg_db_path.  Errors
+ * printed.  Returns EXIT_OK or the exit status. */
 int cli_index_path(const char *cmd, const char *dbopt, const char *config_path,
 		   struct strbuf *out);
 
@@ -36,7 +37,24 @@ int cli_open_index(const char *cmd, const char *dbopt, const char *config_path, 
 /* "seekless CMD: message" on stderr; SEEKLESS_DEBUG=1 adds the source
  * location that raised it. */
 void cli_error(const char *cmd, const struct sl_err *e);
+
+/* A usage error, in one line: "seekless CMD: message; see 'seekless CMD
+ * --help'" on stderr (the help itself would bury the message). */
 void cli_usage_error(const char *cmd, const char *fmt, ...) SL_PRINTF(2, 3);
+
+struct option;
+
+/* getopt_long for a command's arguments, called in a loop after optind = 1.
+ * shortopts lists the short options besides -h ("" or "0"); -h is --help
+ * everywhere, so every opts table needs {"help", ..., 'h'}.  Options may
+ * come anywhere among the arguments (getopt permutes them: its operands
+ * end up from optind on; "--" ends the options; POSIXLY_CORRECT stops at
+ * the first operand).  Returns the option's val, or -1 at the end; '?'
+ * after printing the mistake (unknown or ambiguous option, missing or
+ * unexpected argument) as cli_usage_error does: the caller returns
+ * EXIT_USAGE. */
+int cli_getopt(const char *cmd, int argc, char **argv, const char *shortopts,
+	       const struct option *opts);
 
 struct px_progress;
 

@@ -26,7 +26,8 @@
 
 static const char help[] =
 	"usage: seekless bench [--orders LIST] [--runs N] [--svg FILE] [--db PATH]\n"
-	"                      [--cold-cmd CMD] [--seed N] [--mem SIZE] [--cross-fs] ROOT...\n"
+	"                      [--config FILE] [--cold-cmd CMD] [--seed N] [--mem SIZE]\n"
+	"                      [--cross-fs] ROOT...\n"
 	"\n"
 	"Read every file below ROOTs once per order and run, with a cold cache each\n"
 	"time, and print per order: read wall time, MB/s, files/s, speedup over fs\n"
@@ -37,7 +38,10 @@ static const char help[] =
 	"  --orders LIST   comma-separated, default " DEFAULT_ORDERS "\n"
 	"  --runs N        runs per order (default 3)\n"
 	"  --svg FILE      draw, per order, the physical offset read against time\n"
-	"  --db PATH       where the runs are recorded (default index)\n"
+	"  --db PATH       where the runs are recorded (default: the configuration's\n"
+	"                  db, else $XDG_DATA_HOME/seekless/index.db)\n"
+	"  --config FILE   read this configuration file only, for its db (default:\n"
+	"                  /etc/seekless.conf, then ~/.config/seekless/config)\n"
 	"  --cold-cmd CMD  run CMD (through sh) before every run, e.g. a remount\n"
 	"  --seed N        seed of the random order (run r uses N + r)\n"
 	"  --mem SIZE      memory for file bytes, as `scan --mem`; on a fragmented\n"
@@ -453,12 +457,13 @@ int cmd_bench(int argc, char **argv)
 		{"cold-cmd", required_argument, NULL, 'c'}, {"seed", required_argument, NULL, 'S'},
 		{"cross-fs", no_argument, NULL, 'x'},     {"help", no_argument, NULL, 'h'},
 		{"json", no_argument, NULL, 'j'},     {"mem", required_argument, NULL, 'm'},
+		{"config", required_argument, NULL, 'C'},
 		{NULL, 0, NULL, 0},
 	};
 	static atomic_int cancel;
 	int orders[MAX_ORDERS], norders = 0, runs = 3, cross_fs = 0, json = 0, c, r, k, rc = SL_OK;
 	int tty = sys_is_tty(stderr);
-	const char *svg = NULL, *dbopt = NULL, *cold_cmd = NULL;
+	const char *svg = NULL, *dbopt = NULL, *config = NULL, *cold_cmd = NULL;
 	uint64_t seed = 1, files = 0, bytes = 0, mem = 0;
 	struct result res[MAX_ORDERS][32];
 	struct trace tr[MAX_ORDERS];
@@ -472,7 +477,7 @@ int cmd_bench(int argc, char **argv)
 	memset(&B, 0, sizeof(B));
 	parse_orders(DEFAULT_ORDERS, orders, &norders);
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((c = cli_getopt("bench", argc, argv, "", opts)) != -1) {
 		switch (c) {
 		case 'o':
 			if (parse_orders(optarg, orders, &norders) != 0) {
@@ -497,6 +502,7 @@ int cmd_bench(int argc, char **argv)
 			break;
 		case 's': svg = optarg; break;
 		case 'd': dbopt = optarg; break;
+		case 'C': config = optarg; break;
 		case 'c': cold_cmd = optarg; break;
 		case 'S': seed = strtoull(optarg, NULL, 10); break;
 		case 'x': cross_fs = 1; break;
@@ -508,14 +514,14 @@ int cmd_bench(int argc, char **argv)
 			}
 			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
 	if (optind >= argc) {
 		cli_usage_error("bench", "no ROOT given");
 		return EXIT_USAGE;
 	}
-	rc = prep_roots(&B.base, argv + optind, (size_t)(argc - optind), 0, cross_fs, &e);
+	rc = prep_roots(&B.base, argv + optind, (size_t)(argc - optind), NULL, cross_fs, &e);
 	if (rc != SL_OK) {
 		if (rc == SL_E_USAGE)
 			cli_usage_error("bench", "%s", e.msg);
@@ -524,7 +530,7 @@ int cmd_bench(int argc, char **argv)
 		prep_free(&B.base);
 		return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
 	}
-	if ((rc = cli_index_path("bench", dbopt, NULL, &dbpath)) != EXIT_OK) {
+	if ((rc = cli_index_path("bench", dbopt, config, &dbpath)) != EXIT_OK) {
 		prep_free(&B.base);
 		return rc;
 	}

@@ -95,7 +95,7 @@ int cmd_dupes(int argc, char **argv)
 	int c, rc, json = 0, bits = -1;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((c = cli_getopt("dupes", argc, argv, "", opts)) != -1) {
 		switch (c) {
 		case 'n':
 			bits = DEFAULT_BITS;
@@ -112,7 +112,7 @@ int cmd_dupes(int argc, char **argv)
 		case 'd': dbopt = optarg; break;
 		case 'C': config = optarg; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {

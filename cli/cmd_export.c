@@ -50,7 +50,7 @@ int cmd_export(int argc, char **argv)
 	int format = DB_JSONL, extended = 0, c, rc;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((c = cli_getopt("export", argc, argv, "", opts)) != -1) {
 		switch (c) {
 		case 'd': dbopt = optarg; break;
 		case 'C': config = optarg; break;
@@ -67,7 +67,7 @@ int cmd_export(int argc, char **argv)
 		case 'x': extended |= DB_EXTENDED; break;
 		case 's': extended |= DB_SCANS; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {

@@ -15,12 +15,13 @@
 static const char help[] =
 	"usage: seekless plan [--order ORDER] [--json | --print0] [--verify] [--seed N]\n"
 	"                     [--mem SIZE] [--cross-fs] [--exclude GLOB] [--config FILE]\n"
-	"                     [ROOT...]\n"
+	"                     [--db PATH] [ROOT...]\n"
 	"\n"
 	"Walk ROOTs (default: the configuration's roots), locate every file on\n"
 	"disk and print the order a scan would read them in, disk by disk, with\n"
 	"the order chosen for each disk and why.  Nothing is read and the index\n"
-	"is not touched.\n"
+	"is not touched; its files, when below a ROOT, are left out as scan\n"
+	"leaves them out.\n"
 	"\n"
 	"  --order ORDER   auto (default), physical, first-extent, inode,\n"
 	"                  fs, path or random\n"
@@ -43,7 +44,9 @@ static const char help[] =
 	"  --exclude GLOB  leave out what matches (repeatable; adds to the\n"
 	"                  configuration's; docs/usage.md)\n"
 	"  --config FILE   read this configuration file only\n"
-	"  --db PATH       accepted for symmetry with the other commands\n"
+	"  --db PATH       the index whose files to leave out, as scan does\n"
+	"                  (default: the configuration's db, else\n"
+	"                  $XDG_DATA_HOME/seekless/index.db)\n"
 	"\n"
 	"Text columns: phys_offset (first physical byte on its file system, '-'\n"
 	"when the file has none), fragments ('N+' where FIBMAP's count stopped\n"
@@ -556,13 +559,12 @@ int cmd_plan(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	a.order = a.cross_fs = a.phash = a.phash_now = a.trust_mtime = a.background = -1;
-	a.no_db = 1; /* --db is taken and has no use: a plan reads no index */
 	extra = calloc((size_t)argc + 1, sizeof(*extra));
 	if (!extra)
 		return EXIT_FATAL;
 	memset(&pl, 0, sizeof(pl));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+0", opts, NULL)) != -1) {
+	while ((c = cli_getopt("plan", argc, argv, "0", opts)) != -1) {
 		switch (c) {
 		case '0': print0 = 1; break;
 		case 'v': check = 1; break;
@@ -587,11 +589,11 @@ int cmd_plan(int argc, char **argv)
 			a.mem = mem;
 			break;
 		case 'x': a.cross_fs = 1; break;
-		case 'd': break;
+		case 'd': a.db = optarg; break;
 		case 'C': a.config = optarg; break;
 		case 'e': extra[a.nexcludes++] = optarg; break;
 		case 'h': free(extra); fputs(help, stdout); return EXIT_OK;
-		default: free(extra); fputs(help, stderr); return EXIT_USAGE;
+		default: free(extra); return EXIT_USAGE;
 		}
 	}
 	if ((json || check) && print0) {
@@ -614,9 +616,10 @@ int cmd_plan(int argc, char **argv)
 		return rc == SL_E_USAGE ? EXIT_USAGE : EXIT_FATAL;
 	}
 	/* as scan does: the sweeps' open files come from the descriptors
-	 * (px_mem), and the plan shown is to be the one scan follows */
+	 * (px_mem), and the index's own files are left out: the plan shown is
+	 * to be the one scan follows */
 	sys_raise_fd_limit();
-	rc = prep_walk_locate(&set.p, set.cross_fs, &set.ex, NULL, NULL, &e);
+	rc = prep_walk_locate(&set.p, set.cross_fs, &set.ex, set.dbpath.p, NULL, &e);
 	if (rc == SL_OK)
 		rc = prep_plan(&set.p, set.order, set.seed, set.po.mem_budget, &pl, &e);
 	if (rc != SL_OK) {

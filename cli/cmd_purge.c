@@ -176,7 +176,7 @@ int cmd_purge(int argc, char **argv)
 	int c, rc, json = 0, force = 0, dry = 0;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((c = cli_getopt("purge", argc, argv, "", opts)) != -1) {
 		switch (c) {
 		case 'd': dbopt = optarg; break;
 		case 'C': config = optarg; break;
@@ -191,7 +191,7 @@ int cmd_purge(int argc, char **argv)
 		case 'n': dry = 1; break;
 		case 'j': json = 1; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {

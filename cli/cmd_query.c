@@ -213,7 +213,7 @@ int cmd_query(int argc, char **argv)
 
 	memset(&q, 0, sizeof(q));
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+0", opts, NULL)) != -1) {
+	while ((c = cli_getopt("query", argc, argv, "0", opts)) != -1) {
 		switch (c) {
 		case 'c': q.camera = optarg; break;
 		case 'l': q.lens = optarg; break;
@@ -255,7 +255,7 @@ int cmd_query(int argc, char **argv)
 		case 'd': dbopt = optarg; break;
 		case 'C': config = optarg; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {

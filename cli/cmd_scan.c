@@ -350,7 +350,7 @@ int cmd_scan(int argc, char **argv)
 	if (!extra)
 		return EXIT_FATAL;
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((c = cli_getopt("scan", argc, argv, "", opts)) != -1) {
 		switch (c) {
 		case 'd': a.db = optarg; break;
 		case 'C': a.config = optarg; break;
@@ -395,7 +395,7 @@ int cmd_scan(int argc, char **argv)
 			a.mem = mem;
 			break;
 		case 'h': free(extra); fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); goto usage;
+		default: goto usage;
 		}
 	}
 	if (u.progress == 1 && u.quiet) {

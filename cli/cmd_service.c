@@ -15,7 +15,7 @@
 static const char help[] =
 	"usage: seekless service install|uninstall|status [--user|--system]\n"
 	"                        [--config FILE] [--dest DIR]\n"
-	"                        [--root DIR]... [--at HH:MM] [--db FILE]\n"
+	"                        [--root DIR]... [--at HH:MM] [--db PATH]\n"
 	"                        [--run-as USER]\n"
 	"\n"
 	"install    write the units for a nightly `seekless scan --scheduled` and\n"
@@ -39,7 +39,9 @@ static const char help[] =
 	"  --root DIR     (install) set the roots to scan in the configuration\n"
 	"                 file; repeat for several\n"
 	"  --at HH:MM     (install) set the daily time in the configuration file\n"
-	"  --db FILE      (install) set the index in the configuration file\n"
+	"  --db PATH      the index: install sets it in the configuration file;\n"
+	"                 status shows its last scans, uninstall names it as kept\n"
+	"                 (default: the configuration's db, else the scope's)\n"
 	"  --run-as USER  (install, system) run the scans as this account instead of\n"
 	"                 root; it must be able to read the roots, and is given the\n"
 	"                 index's folder\n"
@@ -91,16 +93,23 @@ int cmd_service(int argc, char **argv)
 	struct svc_opts so;
 	struct cfg cfg;
 	struct sl_err e;
-	const char *action, *config = NULL, *at = NULL, *set_db = NULL;
+	const char *action, *config = NULL, *at = NULL, *set_db = NULL, *cmd = "service";
 	struct strbuf rootbuf = STRBUF_INIT;
-	char **roots = NULL;
+	char **roots = NULL, label[32];
 	size_t nroots = 0, cap_roots = 0, nabs = 0;
-	int user = -1, c, rc = SL_OK, code = EXIT_OK;
+	int user = -1, writes, c, rc = SL_OK, code = EXIT_OK;
 
 	memset(&so, 0, sizeof(so));
 	cfg_init(&cfg);
+	/* "seekless service status: ..." when the action comes first, as it
+	 * mostly does; options may come before it too */
+	if (argc > 1 && (strcmp(argv[1], "install") == 0 || strcmp(argv[1], "uninstall") == 0 ||
+			 strcmp(argv[1], "status") == 0 || strcmp(argv[1], "run") == 0)) {
+		snprintf(label, sizeof(label), "service %s", argv[1]);
+		cmd = label;
+	}
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+	while ((c = cli_getopt(cmd, argc, argv, "", opts)) != -1) {
 		switch (c) {
 		case 'u': user = 1; break;
 		case 's': user = 0; break;
@@ -111,61 +120,72 @@ int cmd_service(int argc, char **argv)
 		case 'R': so.run_as = optarg; break;
 		case 'r':
 			if (sl_grow(&roots, &cap_roots, nroots + 1, sizeof(*roots)) != 0) {
-				cli_usage_error("service", "out of memory");
+				SL_FAIL(&e, SL_E_NOMEM, 0, "out of memory");
+				cli_error("service", &e);
+				free(roots);
 				return EXIT_FATAL;
 			}
 			roots[nroots++] = optarg;
 			break;
-		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		case 'h': free(roots); fputs(help, stdout); return EXIT_OK;
+		default: free(roots); return EXIT_USAGE;
 		}
 	}
-	if (optind != argc - 1) {
-		cli_usage_error("service", "say install, uninstall or status");
+	if (optind >= argc || optind < argc - 1) {
+		if (optind >= argc)
+			cli_usage_error(cmd, "say install, uninstall or status");
+		else
+			cli_usage_error(cmd, "unexpected argument '%s'", argv[optind + 1]);
+		free(roots);
 		return EXIT_USAGE;
 	}
 	action = argv[optind];
+	if (strcmp(action, "install") != 0 && strcmp(action, "uninstall") != 0 &&
+	    strcmp(action, "status") != 0 && strcmp(action, "run") != 0) {
+		cli_usage_error(cmd, "unknown action '%s'", action);
+		free(roots);
+		return EXIT_USAGE;
+	}
+	if ((nroots || at) && strcmp(action, "install") != 0) {
+		cli_usage_error(cmd, "--root and --at go with install");
+		free(roots);
+		return EXIT_USAGE;
+	}
 	if (strcmp(action, "run") == 0) {
 		free(roots);
-		return svc_run(config);
+		return svc_run(config, set_db);
 	}
-	if (strcmp(action, "install") != 0 && strcmp(action, "uninstall") != 0 &&
-	    strcmp(action, "status") != 0) {
-		cli_usage_error("service", "unknown action '%s'", action);
-		free(roots);
-		return EXIT_USAGE;
-	}
-	if ((nroots || at || set_db) && strcmp(action, "install") != 0) {
-		cli_usage_error("service", "--root, --at and --db go with install");
-		free(roots);
-		return EXIT_USAGE;
-	}
+	/* only install writes settings; elsewhere --db only names the index */
+	writes = strcmp(action, "install") == 0 && (nroots || at || set_db);
 	so.user = user >= 0 ? user : !sys_is_admin();
 	if (!so.user && !so.dest && !sys_is_admin() && strcmp(action, "status") != 0) {
-		cli_usage_error("service", "the system's service needs root; use --user for yours");
+		cli_usage_error(cmd, "the system's service needs root; use --user for yours");
+		free(roots);
 		return EXIT_USAGE;
 	}
 
 	/* the one configuration file the service will read */
 	if (config) {
 		if (sys_abs_path(config, &cfgpath) != 0 &&
-		    (!(nroots || at || set_db) || prep_abs_name(config, &cfgpath) != 0)) {
+		    (!writes || prep_abs_name(config, &cfgpath) != 0)) {
 			SL_FAIL(&e, SL_E_USAGE, 0, "configuration '%s' not found", config);
 			cli_error("service", &e);
-			return EXIT_USAGE;
+			code = EXIT_USAGE;
+			goto out;
 		}
 	} else if (sys_config_path(!so.user, &cfgpath) != 0) {
-		cli_usage_error("service", "no home directory for the user's configuration");
-		return EXIT_USAGE;
+		cli_usage_error(cmd, "no home directory for the user's configuration");
+		code = EXIT_USAGE;
+		goto out;
 	}
 	so.config = cfgpath.p;
-	if (nroots || at || set_db) {
+	if (writes) {
 		/* absolute roots: the service does not run where we are */
 		size_t i;
 		for (i = 0; i < nroots; i++) {
 			char *dup;
 			if (sys_abs_path(roots[i], &rootbuf) != 0) {
-				cli_usage_error("service", "root '%s' not found", roots[i]);
+				cli_usage_error(cmd, "root '%s' not found", roots[i]);
 				code = EXIT_USAGE;
 				goto out;
 			}
@@ -192,7 +212,9 @@ int cmd_service(int argc, char **argv)
 	so.schedule = cfg.schedule ? cfg.schedule : CFG_DEFAULT_SCHEDULE;
 	/* a system service has no home: its index lives in /var/lib */
 	so.db_in_config = cfg.db != NULL;
-	if (cfg.db)
+	if (set_db)
+		sb_adds(&dbpath, set_db); /* install has just written it there too */
+	else if (cfg.db)
 		sb_adds(&dbpath, cfg.db);
 	else if (!so.user)
 		svc_system_db(&dbpath);

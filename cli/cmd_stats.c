@@ -218,7 +218,7 @@ int cmd_stats(int argc, char **argv)
 	long nscans = 5;
 
 	optind = 1;
-	while ((c = getopt_long(argc, argv, "+", opts, NULL)) != -1) {
+	while ((c = cli_getopt("stats", argc, argv, "", opts)) != -1) {
 		switch (c) {
 		case 'd': dbopt = optarg; break;
 		case 'C': config = optarg; break;
@@ -230,7 +230,7 @@ int cmd_stats(int argc, char **argv)
 			}
 			break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
-		default: fputs(help, stderr); return EXIT_USAGE;
+		default: return EXIT_USAGE;
 		}
 	}
 	if (optind < argc) {

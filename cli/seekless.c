@@ -24,10 +24,12 @@ static const char usage[] =
 	"Every command takes --db PATH (default: the configuration's db, else\n"
 	"$XDG_DATA_HOME/seekless/index.db) and --config FILE (default\n"
 	"/etc/seekless.conf, then ~/.config/seekless/config; docs/usage.md).\n"
-	"'seekless COMMAND --help' describes a command.\n"
+	"Options may come before or after the ROOTs; '--' ends them.\n"
+	"'seekless COMMAND --help' (or -h) describes a command.\n"
 	"\n"
-	"exit status: 0 ok, 1 finished with per-file errors, 2 usage error,\n"
-	"3 fatal (database, resources), 4 interrupted (what was read is stored)\n";
+	"exit status: 0 ok, 1 finished with per-file errors, 2 usage error (or a\n"
+	"configuration that cannot be used), 3 fatal (database, resources),\n"
+	"4 interrupted (what was read is stored)\n";
 
 static const struct {
 	const char *name;
@@ -44,13 +46,88 @@ static const struct {
 	{"service", cmd_service},
 };
 
+#define NCOMMANDS (sizeof(commands) / sizeof(commands[0]))
+
+/* Edits (insert, delete, change, swap two neighbours) from a to b, or
+ * more than 2 when that is all it can tell: names are short. */
+static int distance(const char *a, const char *b)
+{
+	enum { MAX = 16 };
+	int d[MAX + 1][MAX + 1];
+	size_t la = strlen(a), lb = strlen(b), i, j;
+
+	if (la > MAX || lb > MAX)
+		return MAX;
+	for (i = 0; i <= la; i++)
+		d[i][0] = (int)i;
+	for (j = 0; j <= lb; j++)
+		d[0][j] = (int)j;
+	for (i = 1; i <= la; i++) {
+		for (j = 1; j <= lb; j++) {
+			int best = d[i - 1][j - 1] + (a[i - 1] != b[j - 1]);
+			if (d[i - 1][j] + 1 < best)
+				best = d[i - 1][j] + 1;
+			if (d[i][j - 1] + 1 < best)
+				best = d[i][j - 1] + 1;
+			if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] &&
+			    d[i - 2][j - 2] + 1 < best)
+				best = d[i - 2][j - 2] + 1;
+			d[i][j] = best;
+		}
+	}
+	return d[la][lb];
+}
+
+/* The one command name meant a typo: the only one it begins, else the
+ * only nearest within 2 edits.  NULL when none or several are. */
+static const char *guess(const char *name)
+{
+	const char *found = NULL;
+	int best = 3, ties = 0;
+	size_t i, n = strlen(name);
+
+	for (i = 0; n && i < NCOMMANDS; i++) {
+		if (strncmp(commands[i].name, name, n) != 0)
+			continue;
+		if (found)
+			return NULL;
+		found = commands[i].name;
+	}
+	if (found)
+		return found;
+	for (i = 0; i < NCOMMANDS; i++) {
+		int d = distance(name, commands[i].name);
+		if (d < best) {
+			best = d;
+			found = commands[i].name;
+			ties = 0;
+		} else if (d == best) {
+			ties++;
+		}
+	}
+	return ties ? NULL : found;
+}
+
 static int dispatch(const char *name, int argc, char **argv)
 {
+	const char *hint;
 	size_t i;
-	for (i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+
+	for (i = 0; i < NCOMMANDS; i++)
 		if (strcmp(name, commands[i].name) == 0)
 			return commands[i].fn(argc, argv);
-	fprintf(stderr, "seekless: unknown command '%s'\n\n%s", name, usage);
+	if (name[0] == '-') {
+		fprintf(stderr, "seekless: unrecognized option '%s' (options follow the command); "
+			"see 'seekless --help'\n", name);
+	} else if ((hint = guess(name)) != NULL) {
+		fprintf(stderr, "seekless: '%s' is not a command; did you mean '%s'? "
+			"See 'seekless --help'\n", name, hint);
+	} else {
+		fprintf(stderr, "seekless: '%s' is not a command; the commands are", name);
+		for (i = 0; i < NCOMMANDS; i++)
+			fprintf(stderr, "%s %s", i ? "," : "", commands[i].name);
+		fputs("; see 'seekless --help'\n", stderr);
+	}
 	return EXIT_USAGE;
 }
 

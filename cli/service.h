@@ -51,12 +51,13 @@ int svc_status(const struct svc_opts *o, struct strbuf *report, struct sl_err *e
 int svc_system_db(struct strbuf *out);
 
 /* Be the service: what the service manager starts (`seekless service run
- * --config FILE`).  Windows: connect to the SCM and run the scheduled scans
+ * --config FILE`); db, when not NULL, is the index instead of the
+ * configuration's.  Windows: connect to the SCM and run the scheduled scans
  * until told to stop, logging to seekless-service.log beside the index;
  * never falls back to running in the console.  Linux: systemd starts
  * `seekless scan --scheduled` itself, so this only explains that.  Returns
  * the process exit status. */
-int svc_run(const char *config);
+int svc_run(const char *config, const char *db);
 
 /* The unit texts install writes (Linux: seekless.service, seekless.timer),
  * for tests and the units shipped in dist/systemd/.  Returns SL_OK,

@@ -585,9 +585,10 @@ int svc_system_db(struct strbuf *out)
 	return out->oom ? -1 : 0;
 }
 
-int svc_run(const char *config)
+int svc_run(const char *config, const char *db)
 {
 	(void)config;
+	(void)db;
 	fprintf(stderr, "seekless service run: only for the Windows service manager; systemd runs "
 			"`seekless scan --scheduled` itself (see `seekless service status`)\n");
 	return 2;

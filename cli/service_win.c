@@ -291,6 +291,7 @@ static SERVICE_STATUS g_status;
 static HANDLE g_stop;
 static const char *g_config;
 static const char *g_db; /* the index: the scans' --db, beside it the log and stamp */
+static const char *g_db_opt; /* service run --db: instead of the configuration's */
 static int g_exit;
 static FILE *g_log;
 static wchar_t *g_wlog;
@@ -600,7 +601,9 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 		g_exit = EXIT_USAGE;
 		goto stop;
 	}
-	if (cfg.db)
+	if (g_db_opt)
+		sb_adds(&db, g_db_opt);
+	else if (cfg.db)
 		sb_adds(&db, cfg.db);
 	else
 		svc_system_db(&db);
@@ -675,11 +678,12 @@ stop:
 	ReleaseSRWLockExclusive(&g_status_lock);
 }
 
-int svc_run(const char *config)
+int svc_run(const char *config, const char *db)
 {
 	SERVICE_TABLE_ENTRYW table[] = {{(wchar_t *)SVC_NAME, service_main}, {NULL, NULL}};
 
 	g_config = config;
+	g_db_opt = db;
 	if (!config) {
 		fprintf(stderr, "seekless service run: --config FILE is required\n");
 		return EXIT_USAGE;

@@ -1,16 +1,20 @@
 """The command-line contract: exit codes, --help, default database place,
 export keys and formats, per-file errors (as an unprivileged user), fatal
-database errors, --quiet and --progress."""
+database errors, --quiet and --progress; usage errors in one line, -h,
+the unknown command's hint, options after the roots, --db and --config
+taken and used by every command, a configured root that is not there."""
 import csv
 import io
 import json
 import os
 import re
+import shutil
 import stat
 import subprocess
 import time
 
-from lib import BIN, EXPORT_KEYS, check, done, mkcorpus, regular_files, run, tempdir
+from lib import (BIN, EXPORT_KEYS, MKCORPUS, check, done, mkcorpus, regular_files, run,
+                 tempdir)
 
 
 def cgroup_limits():
@@ -45,6 +49,76 @@ for args in ([], ["bogus"], ["scan"], ["scan", "--order", "sideways", "/"],
     rc, out, err = run(*args)
     check(rc == 2, "usage error %s -> 2, got %d" % (args, rc))
     check(err != "", "usage error %s explains itself" % (args,))
+
+# --- every usage error is one line: program, command, the mistake, --help -
+rc, out, err = run("--help", check_rc=0)
+COMMANDS = re.findall(r"^  (\w+)\s{2,}", out, re.M)
+check(len(COMMANDS) >= 9 and "scan" in COMMANDS and "service" in COMMANDS,
+      "commands listed by --help: %r" % COMMANDS)
+SERVICE_ACTIONS = ["install", "uninstall", "status"]
+
+
+def one_usage_line(args, label, *words):
+    """args must fail with exit 2 and exactly one stderr line naming
+    'seekless LABEL', every word, and 'seekless LABEL --help'; nothing on
+    stdout (the help is not printed: it would bury the line)."""
+    rc, out, err = run(*args)
+    lines = err.splitlines()
+    ok = (rc == 2 and out == "" and len(lines) == 1
+          and lines[0].startswith("seekless %s: " % label)
+          and "'seekless %s --help'" % label in lines[0]
+          and all(w in lines[0] for w in words))
+    check(ok, "%s: one usage line naming %s, exit 2: rc %d, stdout %d bytes, stderr %r"
+          % (args, words, rc, len(out), err))
+    return lines[0] if lines else ""
+
+
+for c in COMMANDS:
+    # before, between and after operands: the mistake is the same
+    one_usage_line([c, "--dbb", "x"], c, "unrecognized option '--dbb'")
+    one_usage_line([c, "x", "--dbb=y"], c, "unrecognized option '--dbb'")
+    one_usage_line([c, "-Z"], c, "unrecognized option '-Z'")
+    one_usage_line([c, "--db"], c, "'--db'", "needs an argument")
+    one_usage_line([c, "--config"], c, "'--config'", "needs an argument")
+    one_usage_line([c, "--help=yes"], c, "'--help'", "takes no argument")
+for a in SERVICE_ACTIONS:
+    one_usage_line(["service", a, "--dbb", "x"], "service " + a, "'--dbb'")
+    one_usage_line(["service", a, "--at"], "service " + a, "'--at'", "needs an argument")
+# an abbreviation that fits several options is named with them
+line = one_usage_line(["scan", "--ph", "/"], "scan", "'--ph'", "ambiguous")
+check("--phash" in line and "--phash-now" in line, "the candidates: " + line)
+# the errors found after the options: one line too
+one_usage_line(["scan", "--order", "sideways", "/"], "scan", "unknown order 'sideways'")
+one_usage_line(["export", "extra"], "export", "unexpected argument 'extra'")
+one_usage_line(["service"], "service", "install, uninstall or status")
+
+# --- -h is --help, for the program and every command -----------------------
+rc, out, err = run("-h")
+rc2, out2, err2 = run("--help")
+check(rc == 0 and out == out2 and out, "seekless -h is seekless --help")
+for c in COMMANDS:
+    rc, out, err = run(c, "-h")
+    rc2, out2, err2 = run(c, "--help")
+    check(rc == rc2 == 0 and out == out2 and out.startswith("usage: seekless %s" % c),
+          "%s -h is %s --help: %d %d %r" % (c, c, rc, rc2, out[:60]))
+    rc, out3, err = run(c, "x", "-h")
+    check(rc == 0 and out3 == out2, "%s x -h: the help too (options anywhere)" % c)
+
+# --- an unknown command: the one meant, else the list ----------------------
+for typo, meant in (("scna", "scan"), ("plna", "plan"), ("exprt", "export"), ("ser", "service"),
+                    ("dupe", "dupes"), ("stast", "stats")):
+    rc, out, err = run(typo, "--db", "x")
+    check(rc == 2 and err.splitlines() ==
+          ["seekless: '%s' is not a command; did you mean '%s'? See 'seekless --help'"
+           % (typo, meant)], "%s: did you mean %s: %d %r" % (typo, meant, rc, err))
+rc, out, err = run("frobnicate")
+check(rc == 2 and len(err.splitlines()) == 1 and "'frobnicate' is not a command" in err
+      and all(" %s" % c in err for c in COMMANDS) and "did you mean" not in err
+      and "'seekless --help'" in err, "no command near: the list: %r" % err)
+rc, out, err = run("--dbb", "scan")
+check(rc == 2 and len(err.splitlines()) == 1 and "'--dbb'" in err and "'seekless --help'" in err,
+      "an option before the command: %r" % err)
+
 rc, out, err = run("scan", "/no/such/root")
 check(rc == 2 and "cannot access '/no/such/root': No such file or directory" in err,
       "missing root: %d %s" % (rc, err))
@@ -229,5 +303,187 @@ with tempdir("cli") as work:
     rc, out, err = run("export", "--db", os.path.join(work, "none.db"))
     check(rc == 3 and "no index at" in err, "export without index -> 3: %d %s" % (rc, err))
     check(not os.path.exists(os.path.join(work, "none.db")), "export creates nothing")
+
+
+# --- options anywhere; --db and --config taken and used by every command ---
+with tempdir("cli-args") as work:
+    home = os.path.join(work, "home")
+    os.mkdir(home)
+    # no configuration or index of this machine's user may answer for ours
+    env = dict(os.environ, HOME=home, XDG_CONFIG_HOME=os.path.join(home, "config"),
+               XDG_DATA_HOME=os.path.join(home, "data"))
+    env.pop("POSIXLY_CORRECT", None)
+    default_index = os.path.join(home, "data", "seekless", "index.db")
+    ra, rb = os.path.join(work, "a"), os.path.join(work, "b")
+    mkcorpus(ra, "--files", 12, "--median", "20k", "--seed", 3, "--no-sync")
+    mkcorpus(rb, "--files", 7, "--median", "20k", "--seed", 4, "--no-sync")
+    # one identical pair in each tree, for dupes
+    for r in (ra, rb):
+        first = sorted(regular_files(r))[0]
+        shutil.copy(first, first + ".copy.jpg")
+    files_a, files_b = sorted(regular_files(ra)), sorted(regular_files(rb))
+    ia, ib = os.path.join(work, "a.db"), os.path.join(work, "b.db")
+
+    # the options after the root: the scan lands in the --db given
+    rc, out, err = run("scan", ra, "--db", ia, "--quiet", "--phash-now", env=env)
+    check(rc == 0 and out == "" and err == "", "scan ROOT --db X --quiet: %d %r" % (rc, err))
+    check(sorted(json.loads(l)["path"] for l in run("export", "--db", ia)[1].splitlines())
+          == files_a, "the index given after the root holds the tree")
+    check(not os.path.exists(default_index), "and nothing went to the default index")
+    rc, out, err = run("scan", "--quiet", rb, "--phash-now", "--db", ib, env=env)
+    check(rc == 0 and os.path.exists(ib), "options between and after the roots: %d %r" % (rc, err))
+    # "--" ends the options: what follows is a root, even "--db"
+    rc, out, err = run("scan", "--db", ib, "--", rb, "--db", env=env)
+    check(rc == 2 and len(err.splitlines()) == 1 and "cannot access '--db'" in err,
+          "after --, --db is a root: %d %r" % (rc, err))
+    rc, out, err = run("plan", ra, "--json", env=env)
+    check(rc == 0 and sorted(f["path"] for f in json.loads(out)["files"]) == files_a,
+          "plan ROOT --json: %d %s" % (rc, err))
+
+    good = os.path.join(work, "good.conf")
+    with open(good, "w") as f:
+        f.write("# the tree and index a\nroot = %s\ndb = %s\n" % (ra, ia))
+    bad = os.path.join(work, "bad.conf")
+    with open(bad, "w") as f:
+        f.write("root = %s\ncolour = red\ndb = %s\n" % (ra, ia))
+    units = os.path.join(work, "units")
+
+    # every command, every service action: a mistake in the --config file
+    # is said, with --db given too (the file named is read as asked)
+    shutil.copy(bad, bad + ".install")
+    with_bad = {
+        "scan": [ra], "plan": [ra], "export": [], "stats": [], "query": [], "dupes": [],
+        "purge": [], "bench": ["--runs", "1", "--orders", "fs", rb],
+        "service": ["status", "--user", "--dest", units],
+    }
+    check(sorted(with_bad) == sorted(COMMANDS), "a case for every command: %s" % COMMANDS)
+    cases = [[c] + args + ["--config", bad] for c, args in with_bad.items()]
+    cases += [["service", "uninstall", "--user", "--dest", units, "--config", bad],
+              ["service", "install", "--user", "--dest", units, "--config", bad + ".install"]]
+    for args in cases:
+        rc, out, err = run(*(args + ["--db", ib]), env=env)
+        check(rc == 2 and re.search(r"bad\.conf(\.install)?:2: unknown setting 'colour'", err),
+              "%s --config bad.conf --db: the bad key reported, exit 2: %d %r"
+              % (" ".join(a for a in args[:2] if a[0] != "-"), rc, err))
+    with open(bad + ".install") as f:
+        check("db = %s" % ib in f.read(), "service install --db wrote the index there")
+
+    # the index named is the one used: the configuration's, else --db's
+    def paths_of(c, out):
+        if c == "export":
+            return sorted(json.loads(l)["path"] for l in out.splitlines())
+        if c == "query":
+            return sorted(out.splitlines())
+        if c == "dupes":
+            return sorted(p for g in out.splitlines() for p in json.loads(g)["paths"])
+        m = re.match(r"files: (\d+) ", out)
+        return int(m.group(1)) if m else out[:80]
+
+    for c, args in (("export", []), ("query", []), ("dupes", ["--json"]), ("stats", [])):
+        want_a = {"dupes": [p for p in files_a if p.endswith(".copy.jpg")]}.get(c, files_a)
+        want_b = {"dupes": [p for p in files_b if p.endswith(".copy.jpg")]}.get(c, files_b)
+        if c == "dupes":
+            want_a = sorted(want_a + [p[:-len(".copy.jpg")] for p in want_a])
+            want_b = sorted(want_b + [p[:-len(".copy.jpg")] for p in want_b])
+        if c == "stats":
+            want_a, want_b = len(files_a), len(files_b)
+        rc, out, err = run(c, "--config", good, *args, env=env)
+        check(rc == 0 and paths_of(c, out) == want_a,
+              "%s --config good.conf reads its db (a): %d %r" % (c, rc, err))
+        rc, out, err = run(c, *args, "--config", good, "--db", ib, env=env)
+        check(rc == 0 and paths_of(c, out) == want_b,
+              "%s --config good.conf --db b.db reads b: %d %r" % (c, rc, err))
+        missing = os.path.join(work, "no", "such.db")
+        rc, out, err = run(c, "--config", good, "--db", missing, env=env)
+        check(rc == 3 and missing in err, "%s --db names the index opened: %d %r" % (c, rc, err))
+    # purge: a deleted file's record in a, none in b
+    os.unlink(files_a[-1])
+    run("scan", "--config", good, "--quiet", env=env, check_rc=0)
+    rc, out, err = run("purge", "--json", "--config", good, "--db", ib, env=env)
+    check(rc == 0 and json.loads(out) == {"removed": 0}, "purge --db b.db: nothing: %r" % out)
+    rc, out, err = run("purge", "--json", "--config", good, env=env)
+    check(rc == 0 and json.loads(out) == {"removed": 1}, "purge --config: a's one: %r" % out)
+    files_a = files_a[:-1]
+
+    # scan and plan: the configuration's roots and index, else --db's
+    rc, out, err = run("scan", "--config", good, env=env)
+    check(rc == 0 and "index %s (scan #" % ia in out and "%d unchanged" % len(files_a) in out,
+          "scan --config: its root into its db: %d %s" % (rc, out[-300:]))
+    ic = os.path.join(work, "c.db")
+    rc, out, err = run("scan", "--config", good, "--db", ic, "--quiet", env=env)
+    check(rc == 0 and sorted(json.loads(l)["path"] for l in run("export", "--db", ic)[1]
+                             .splitlines()) == files_a, "scan --config --db: a's root into c")
+    inner = os.path.join(ra, "inner.db")
+    shutil.copy(ib, inner)
+    rc, out, err = run("plan", "--json", "--config", good, env=env)
+    planned = sorted(f["path"] for f in json.loads(out)["files"]) if rc == 0 else None
+    check(planned == sorted(files_a + [inner]), "plan --config: a's root, inner.db a file")
+    rc, out, err = run("plan", "--json", "--config", good, "--db", inner, env=env)
+    planned = sorted(f["path"] for f in json.loads(out)["files"]) if rc == 0 else None
+    check(planned == files_a, "plan --db: the index's own files left out, as scan leaves "
+          "them: %d %s" % (rc, err))
+    os.unlink(inner)
+
+    # bench records its runs in the configuration's index, else in --db's
+    def bench_rows(db):
+        return [json.loads(l)["command"] for l in run("export", "--scans", "--db", db)[1]
+                .splitlines()].count("bench")
+    before_a, before_b = bench_rows(ia), bench_rows(ib)
+    run("bench", "--runs", "1", "--orders", "fs", rb, "--config", good, env=env, check_rc=0)
+    check(bench_rows(ia) == before_a + 1 and bench_rows(ib) == before_b,
+          "bench --config: the run is in a.db")
+    run("bench", "--runs", "1", "--orders", "fs", "--config", good, rb, "--db", ib, env=env,
+        check_rc=0)
+    check(bench_rows(ia) == before_a + 1 and bench_rows(ib) == before_b + 1,
+          "bench --db: the run is in b.db")
+
+    # service: the configuration it reads, the index it shows
+    rc, out, err = run("service", "status", "--user", "--dest", units, "--config", good, env=env)
+    check(rc == 0 and "config: %s\n" % good in out and "index: %s\n" % ia in out
+          and "#1 " in out, "service status --config: its index: %d %s" % (rc, out))
+    rc, out, err = run("service", "status", "--user", "--dest", units, "--config", good,
+                       "--db", ib, env=env)
+    last = re.findall(r"^  #\d+ \S+ scan +ok +0 unchanged, 0 changed, (\d+) new", out, re.M)
+    check(rc == 0 and "index: %s\n" % ib in out and last == [str(len(files_b))],
+          "service status --db: b's scans: %d %s" % (rc, out))
+    with open(good) as f:
+        check("db = %s\n" % ia in f.read(), "status --db wrote nothing into the file")
+    rc, out, err = run("service", "uninstall", "--user", "--dest", units, "--config", good,
+                       "--db", ib, env=env)
+    check(rc == 0 and "the index %s is kept" % ib in out, "uninstall --db: %d %s" % (rc, out))
+
+    # --- a configured root that is not there ------------------------------
+    gone = os.path.join(work, "unplugged")
+    miss = os.path.join(work, "miss.conf")
+    with open(miss, "w") as f:
+        f.write("# a drive not plugged in\nroot = %s\ndb = %s\n" % (gone, ic))
+    for c in ("scan", "plan"):
+        rc, out, err = run(c, "--config", miss, env=env)
+        lines = err.splitlines()
+        check(rc == 2 and len(lines) == 1 and "%s:2: " % miss in lines[0] and gone in lines[0],
+              "%s: the only configured root missing: exit 2, one line with file:line and "
+              "root: %d %r" % (c, rc, err))
+    # on the command line: the same status
+    rc, out, err = run("scan", "--config", good, gone, env=env)
+    check(rc == 2 and len(err.splitlines()) == 1 and gone in err,
+          "a missing root named on the command line: %d %r" % (rc, err))
+    # among others: skipped, named with its line, the rest scanned
+    with open(miss, "w") as f:
+        f.write("db = %s\nroot = %s\nroot = %s\n" % (ic, ra, gone))
+    rc, out, err = run("scan", "--config", miss, "--quiet", env=env)
+    check(rc == 0 and "%s:3: " % miss in err and gone in err and "skipped" in err,
+          "one of two configured roots missing: skipped, named: %d %r" % (rc, err))
+    gone2 = os.path.join(work, "unplugged2")
+    with open(miss, "w") as f:
+        f.write("db = %s\nroot = %s\nroot = %s\n" % (ic, gone, gone2))
+    rc, out, err = run("scan", "--config", miss, env=env)
+    check(rc == 2 and len(err.splitlines()) == 1 and "%s:2: " % miss in err
+          and "%s:3: " % miss in err and gone in err and gone2 in err,
+          "none of two: exit 2, both in one line: %d %r" % (rc, err))
+
+# --- mkcorpus's help says what it means ------------------------------------
+p = subprocess.run([MKCORPUS, "--help"], capture_output=True, text=True)
+check(p.returncode == 0 and "write PCT% of the files" in p.stdout and "%%" not in p.stdout,
+      "mkcorpus --help: percent signs as printed: %r" % p.stdout[:600])
 
 done()

@@ -23,6 +23,7 @@ static void test_values(void)
 {
 	struct cfg c;
 	struct sl_err e;
+	char where[4200];
 	const char *f = file("a.conf",
 			     "# comment\n"
 			     "\n"
@@ -47,6 +48,11 @@ static void test_values(void)
 	CHECK_INT(c.nroots, 2);
 	CHECK_STR(c.roots[0], "/media/photos");
 	CHECK_STR(c.roots[1], "/srv/more pics");
+	/* where each came from, for what is said about a missing one */
+	snprintf(where, sizeof(where), "%s:3", f);
+	CHECK_STR(c.root_from[0], where);
+	snprintf(where, sizeof(where), "%s:4", f);
+	CHECK_STR(c.root_from[1], where);
 	CHECK_INT(c.nexcludes, 2);
 	CHECK_STR(c.excludes[1], " spaced ");
 	CHECK_STR(c.db, "/home/tester/idx.db");
@@ -123,6 +129,7 @@ static void test_precedence(void)
 	CHECK_INT(cfg_read_file(&c, user, 1, &e), SL_OK);
 	CHECK_INT(c.nroots, 1);
 	CHECK_STR(c.roots[0], "/mine");
+	CHECK(strstr(c.root_from[0], "user.conf:1") != NULL);
 	CHECK_INT(c.nexcludes, 1);
 	CHECK_STR(c.db, "/sys.db");
 	CHECK_INT(c.jobs, 5);
