@@ -212,11 +212,10 @@ with tempdir("query-desc", base="/dev/shm") as work:
 
 # --- dates that exist --------------------------------------------------------
 def usage_line(args, line):
-    """Refused as a usage error: exit 2, nothing found, and stderr's one
-    line about it is `line` (a hint to try --help may follow)."""
+    """Refused as a usage error: exit 2, nothing found, and stderr is one
+    line: `line`, then where help is."""
     rc, out, err = run("query", "--db", db, *args)
-    said = [l for l in err.splitlines() if l.startswith("seekless")]
-    check(rc == 2 and out == "" and said == [line],
+    check(rc == 2 and out == "" and err == line + "; see 'seekless query --help'\n",
           "%r refused: %d %r %r" % (args, rc, out[:100], err))
 
 
