@@ -693,6 +693,23 @@ def before_purge_fs(ctx, ex):
                              (len(CARD) + 1, CARD + "/"))[0][0]
 
 
+def chk_purge_dry(ctx, ex, p, m):
+    card = sql(ctx.db, "SELECT count(*) FROM files WHERE substr(path, 1, ?) = ?",
+               (len(CARD) + 1, CARD + "/"))[0][0]
+    got = re.search(r"would remove (\d+) records", p.stdout)
+    check(got and int(got.group(1)) == card and card == ctx.before["card"] and card > 0,
+          say(ex, "says the %d records SQLite has on the card: %r" % (card, p.stdout[-200:])))
+    check(live_paths(ctx.db) == tree(), say(ex, "nothing removed"))
+
+
+def chk_query_leap(ctx, ex, p, m):
+    got = set(p.stdout.splitlines())
+    want = {path for path, e in exif(sorted(tree())).items()
+            if e.get("FileType") == "JPEG" and taken(e) and taken(e)[:10] == "2024-02-29"}
+    check(got == want and want, say(ex, "exiftool's JPEGs taken on 2024-02-29: %d, got %d"
+                                       % (len(want), len(got))))
+
+
 def before_full(ctx, ex):
     """A photo deleted since the last scan (what --full applies as any scan)."""
     victim = sorted(x for x in tree() if "/mk/" in x)[0]
@@ -752,7 +769,9 @@ REGISTRY = [
     (S + r" plan -0 /media/photos \| xargs -0 tar cf (?P<tar>\S+)", 0, chk_tar, before_plan),
     (S + r" plan -0 /media/photos \| xargs -0 cat > /dev/null", 0, chk_untouched, before_plan),
     (S + r" purge --older-than (?P<days>\d+)", 0, chk_purge_older, before_purge),
+    (S + r" purge --file-system /media/old-card --dry-run", 0, chk_purge_dry, before_purge_fs),
     (S + r" purge --file-system /media/old-card", 0, chk_purge_fs, before_purge_fs),
+    (S + r" query --format jpg --from 2024-02-29 --to 2024-02-29", 0, chk_query_leap, None),
     (r"find /media/photos -newer /var/tmp/last-import -type f \| seekless scan --files-from -",
      0, chk_files_from, before_import),
     (r"mkdir -p ~/.config/seekless && cp dist/systemd/seekless.conf ~/.config/seekless/config",
@@ -847,7 +866,8 @@ def fill_photos():
     paris = os.path.join(PHOTOS, "2023", "2023-07-14 Paris")
     later = os.path.join(PHOTOS, "2023", "2023-09-01 Versailles")
     june = os.path.join(PHOTOS, "2023", "2023-06-15 Lyon")
-    for d in (paris, later, june):
+    leap = os.path.join(PHOTOS, "2024", "2024-02-29 Leap day")
+    for d in (paris, later, june, leap):
         os.makedirs(d)
     tagged = [
         (nature % "cyclamen_persicum", os.path.join(paris, "IMG_0001.JPG"),
@@ -865,6 +885,11 @@ def fill_photos():
         (nature % "wood_anemones", os.path.join(june, "IMG_0004.JPG"),
          ["-Model=Canon EOS R6", "-DateTimeOriginal=2023:06:15 12:00:00", "-XMP:Rating=5",
           "-IPTC:Keywords=family trip"]),
+        # the leap day's (and the day after, just past --to)
+        (nature % "el_torcal_rocks", os.path.join(leap, "IMG_0229.JPG"),
+         ["-Model=Canon EOS R6", "-DateTimeOriginal=2024:02:29 23:59:00"]),
+        (nature % "tanners_ridge", os.path.join(leap, "IMG_0301.JPG"),
+         ["-Model=Canon EOS R6", "-DateTimeOriginal=2024:03:01 00:01:00"]),
     ]
     for src, dst, tags in tagged:
         shutil.copyfile(src, dst)
