@@ -230,7 +230,7 @@ static int open_index(struct scan *sc)
 	struct sl_err *err = &sc->r->err;
 	int rc;
 
-	rc = db_open(s->dbpath.p, 1, &sc->db, err);
+	rc = db_open(s->dbpath.p, DB_CREATE, &sc->db, err);
 	if (rc == SL_OK)
 		rc = db_lock(sc->db, err);
 	if (rc == SL_OK)

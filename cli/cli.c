@@ -44,7 +44,8 @@ void cli_error(const char *cmd, const struct sl_err *e)
 	const char *dbg = getenv("SEEKLESS_DEBUG");
 	fprintf(stderr, "seekless %s: %s", cmd, e->msg[0] ? e->msg : sl_code_name(e->code));
 	if (dbg && dbg[0] == '1' && e->file)
-		fprintf(stderr, " [%s:%d, %s]", e->file, e->line, sl_code_name(e->code));
+		fprintf(stderr, " [%s:%d, %s%s%s]", e->file, e->line, sl_code_name(e->code),
+			e->detail ? ": " : "", e->detail ? e->detail : "");
 	fputc('\n', stderr);
 }
 
@@ -145,14 +146,17 @@ void cli_fmt_bytes(uint64_t n, char *buf, size_t cap)
 		snprintf(buf, cap, "%llu B", (unsigned long long)n);
 }
 
-int cli_open_index(const char *cmd, const char *dbopt, const char *config_path, struct db **db)
+/* The commands that only read open with DB_READER: an index on a
+ * read-only file system or in a read-only folder is still theirs to read. */
+static int open_index(const char *cmd, const char *dbopt, const char *config_path, int flags,
+		      struct db **db)
 {
 	struct strbuf path = STRBUF_INIT;
 	struct sl_err e;
 	int rc = cli_index_path(cmd, dbopt, config_path, &path);
 
 	*db = NULL;
-	if (rc == EXIT_OK && db_open(path.p, 0, db, &e) != SL_OK) {
+	if (rc == EXIT_OK && db_open(path.p, flags, db, &e) != SL_OK) {
 		cli_error(cmd, &e);
 		rc = EXIT_FATAL;
 	}
@@ -163,4 +167,14 @@ int cli_open_index(const char *cmd, const char *dbopt, const char *config_path, 
 const char *cli_plural(uint64_t n, const char *one, const char *many)
 {
 	return n == 1 ? one : many;
+}
+
+int cli_open_index(const char *cmd, const char *dbopt, const char *config_path, struct db **db)
+{
+	return open_index(cmd, dbopt, config_path, 0, db);
+}
+
+int cli_read_index(const char *cmd, const char *dbopt, const char *config_path, struct db **db)
+{
+	return open_index(cmd, dbopt, config_path, DB_READER, db);
 }

@@ -30,12 +30,18 @@ int cli_index_path(const char *cmd, const char *dbopt, const char *config_path,
 
 struct db;
 
-/* cli_index_path, then open the existing index (*db; close it with
- * db_close).  Errors printed.  Returns EXIT_OK or the exit status. */
+/* cli_index_path, then open the existing index to write it (*db; close
+ * it with db_close): a read-only one is refused.  Errors printed (what is
+ * wrong with the path: missing, a directory, not an index, read-only).
+ * Returns EXIT_OK or the exit status (EXIT_FATAL for all of those). */
 int cli_open_index(const char *cmd, const char *dbopt, const char *config_path, struct db **db);
+/* The same for a command that only reads: an index it cannot write is
+ * opened read-only, as it is (db_open's DB_READER). */
+int cli_read_index(const char *cmd, const char *dbopt, const char *config_path, struct db **db);
 
 /* "seekless CMD: message" on stderr; SEEKLESS_DEBUG=1 adds the source
- * location that raised it. */
+ * location that raised it and the error's detail (the SQL of a database
+ * error). */
 void cli_error(const char *cmd, const struct sl_err *e);
 
 /* A usage error, in one line: "seekless CMD: message; see 'seekless CMD

@@ -536,7 +536,7 @@ int cmd_bench(int argc, char **argv)
 	}
 	sys_raise_fd_limit();
 	sys_on_interrupt(&cancel);
-	rc = db_open(dbpath.p, 1, &B.db, &e);
+	rc = db_open(dbpath.p, DB_CREATE, &B.db, &e);
 	/* one warm walk to learn which files to make cold */
 	if (rc == SL_OK)
 		rc = prep_walk_locate(&B.base, cross_fs, NULL, dbpath.p, &cancel, &e);

@@ -120,7 +120,7 @@ int cmd_dupes(int argc, char **argv)
 				argv[optind]);
 		return EXIT_USAGE;
 	}
-	if ((rc = cli_open_index("dupes", dbopt, config, &db)) != EXIT_OK)
+	if ((rc = cli_read_index("dupes", dbopt, config, &db)) != EXIT_OK)
 		return rc;
 	rc = db_dupes(db, bits, json ? group_json : group_text, stdout, &groups, &e);
 	if (rc == SL_OK && fflush(stdout) != 0)

@@ -81,7 +81,7 @@ int cmd_export(int argc, char **argv)
 					  " adds keys to file records, --scans writes scans)");
 		return EXIT_USAGE;
 	}
-	if ((rc = cli_open_index("export", dbopt, config, &db)) != EXIT_OK)
+	if ((rc = cli_read_index("export", dbopt, config, &db)) != EXIT_OK)
 		return rc;
 	rc = db_export(db, stdout, format | extended, &e);
 	if (rc != SL_OK)

@@ -276,7 +276,7 @@ int cmd_query(int argc, char **argv)
 		cli_usage_error("query", "%s", e.msg);
 		return EXIT_USAGE;
 	}
-	if ((rc = cli_open_index("query", dbopt, config, &db)) != EXIT_OK)
+	if ((rc = cli_read_index("query", dbopt, config, &db)) != EXIT_OK)
 		return rc;
 	if (pairs) {
 		struct pairs_out po = {STRBUF_INIT, format == DB_JSONL};

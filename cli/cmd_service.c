@@ -1,5 +1,6 @@
 /* seekless service - install the nightly scan with the system's service
  * manager (service.h). */
+#include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -272,11 +273,13 @@ int cmd_service(int argc, char **argv)
 			printf("  %zu roots, %zu excludes, schedule %s, background %s\n", cfg.nroots,
 			       cfg.nexcludes, so.schedule, cfg.background == 0 ? "no" : "yes");
 		printf("index: %s\n", dbpath.p ? dbpath.p : "?");
-		if (dbpath.p && db_open(dbpath.p, 0, &db, &e) == SL_OK) {
+		if (dbpath.p && db_open(dbpath.p, DB_READER, &db, &e) == SL_OK) {
 			printf("last scans:\n");
 			if (db_scans(db, 5, print_scan, stdout, &e) != SL_OK)
 				cli_error("service", &e);
 			db_close(db);
+		} else if (dbpath.p && sys_can_write(dbpath.p) != ENOENT) {
+			printf("  %s\n", e.msg); /* there, but not an index it can read */
 		} else {
 			printf("  (no index yet)\n");
 		}

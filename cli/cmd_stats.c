@@ -237,7 +237,7 @@ int cmd_stats(int argc, char **argv)
 		cli_usage_error("stats", "unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if ((rc = cli_open_index("stats", dbopt, config, &db)) != EXIT_OK)
+	if ((rc = cli_read_index("stats", dbopt, config, &db)) != EXIT_OK)
 		return rc;
 	R.json = json;
 	if (json)

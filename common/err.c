@@ -19,6 +19,7 @@ int sl_fail(struct sl_err *e, int code, int sys, const char *file, int line,
 	e->sys = sys;
 	e->file = file;
 	e->line = line;
+	e->detail = NULL;
 	va_start(ap, fmt);
 	vsnprintf(e->msg, sizeof(e->msg), fmt, ap);
 	va_end(ap);
@@ -40,6 +41,7 @@ void sl_err_clear(struct sl_err *e)
 	e->file = NULL;
 	e->line = 0;
 	e->msg[0] = '\0';
+	e->detail = NULL;
 }
 
 int sl_errno_class(int sys)

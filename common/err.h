@@ -30,6 +30,9 @@ struct sl_err {
 	const char *file; /* source location that raised it */
 	int line;
 	char msg[384];    /* "operation 'path': reason" */
+	/* what only SEEKLESS_DEBUG=1 shows (the SQL a database error came
+	 * from: never in msg, which users read); static text or NULL */
+	const char *detail;
 };
 
 #if defined(__MINGW32__)

@@ -41,16 +41,24 @@ int sys_mkdir_parents(const char *path);
  * Returns 0 or an errno value. */
 int sys_file_id(const char *path, uint64_t *dev, uint64_t *ino);
 
-/* The index's own files, checked before seekless writes to them (and, with
+/* The index's own files, checked before seekless opens them (and, with
  * create, made: empty, readable by their owner only).  An existing one
- * must be a regular file (ELOOP: a symbolic link; EINVAL: something
- * else) with no other name (EMLINK: a hard link is a way to make root
- * write into someone else's file); a root process writes only files that
- * root or the owner of their folder owns (EPERM: planted by someone else);
- * group and others lose what access they had (POSIX: the mode becomes
- * 0600).  Without create, a missing file is fine.  Returns 0 or an errno
- * value. */
+ * must be a regular file (ELOOP: a symbolic link; EISDIR: a directory;
+ * EINVAL: something else) with no other name (EMLINK: a hard link is a way
+ * to make root write into someone else's file); a root process writes
+ * only files that root or the owner of their folder owns (EPERM: planted
+ * by someone else); group and others lose what access they had (POSIX:
+ * the mode becomes 0600; without create, a file that cannot be changed at
+ * all, on a read-only file system or immutable, keeps it).  Without
+ * create, a missing file is fine.  Returns 0 or an errno value. */
 int sys_create_private(const char *path, int create);
+
+/* Whether this process may write path (a file; a folder: make files in
+ * it), as an open would find: 0, or why not as an errno value (EROFS a
+ * read-only file system, EACCES no permission, EPERM a file nothing may
+ * change, ENOENT nothing there).  Only a question: opening may still
+ * fail. */
+int sys_can_write(const char *path);
 
 /* The default index location: $XDG_DATA_HOME/seekless/index.db, else
  * ~/.local/share/seekless/index.db (Windows: under %LOCALAPPDATA%).

@@ -225,6 +225,8 @@ int sys_create_private(const char *path, int create)
 		return !create && errno == ENOENT ? 0 : errno;
 	if (fstat(fd, &st) != 0)
 		e = errno;
+	else if (S_ISDIR(st.st_mode))
+		e = EISDIR;
 	else if (!S_ISREG(st.st_mode))
 		e = EINVAL;
 	else if (st.st_nlink > 1)
@@ -232,10 +234,24 @@ int sys_create_private(const char *path, int create)
 	else if (me == 0 && st.st_uid != 0 && (long)st.st_uid != folder_owner(path))
 		e = EPERM; /* planted: not the folder owner's */
 	else if ((st.st_mode & 077) && (st.st_uid == me || me == 0) &&
-		 fchmod(fd, st.st_mode & 07700) != 0)
+		 fchmod(fd, st.st_mode & 07700) != 0) {
 		e = errno;
+		/* without create, a file that cannot be written at all (a
+		 * read-only file system, chattr +i) keeps its mode: it will
+		 * only be read */
+		if (!create && sys_can_write(path) != 0)
+			e = 0;
+	}
 	close(fd);
 	return e;
+}
+
+int sys_can_write(const char *path)
+{
+	/* the effective ids, as an open would be judged; the kernel answers
+	 * EROFS for a read-only file system and EPERM for an immutable file
+	 * before it looks at the mode, also for root */
+	return faccessat(AT_FDCWD, path, W_OK, AT_EACCESS) == 0 ? 0 : errno;
 }
 
 int sys_default_db_path(struct strbuf *out)

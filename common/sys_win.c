@@ -213,13 +213,21 @@ int sys_create_private(const char *path, int create)
 	SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, FALSE};
 	wchar_t *w, *sddl;
 	HANDLE h;
+	DWORD a;
 	int rc = 0;
 
-	if (!create)
-		return 0; /* the DACL given at creation stands (docs/windows.md) */
 	w = win_path(path);
 	if (!w)
 		return errno;
+	a = GetFileAttributesW(w);
+	if (a != INVALID_FILE_ATTRIBUTES && (a & FILE_ATTRIBUTE_DIRECTORY)) {
+		free(w);
+		return EISDIR;
+	}
+	if (!create) {
+		free(w);
+		return 0; /* the DACL given at creation stands (docs/windows.md) */
+	}
 	sddl = private_sddl();
 	if (!ConvertStringSecurityDescriptorToSecurityDescriptorW(sddl ? sddl : PRIVATE_SDDL,
 								  SDDL_REVISION_1,
@@ -238,6 +246,23 @@ int sys_create_private(const char *path, int create)
 	LocalFree(sa.lpSecurityDescriptor);
 	free(w);
 	return rc;
+}
+
+int sys_can_write(const char *path)
+{
+	wchar_t *w = win_path(path);
+	DWORD a;
+
+	if (!w)
+		return errno;
+	a = GetFileAttributesW(w);
+	free(w);
+	if (a == INVALID_FILE_ATTRIBUTES)
+		return win_errno(GetLastError());
+	/* on a folder the attribute only asks Explorer to look at its
+	 * desktop.ini; an ACL or read-only media show when SQLite opens the
+	 * file (db_open asks it then) */
+	return (a & FILE_ATTRIBUTE_READONLY) && !(a & FILE_ATTRIBUTE_DIRECTORY) ? EACCES : 0;
 }
 
 int sys_default_db_path(struct strbuf *out)

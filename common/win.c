@@ -37,6 +37,8 @@ int win_errno(unsigned long code)
 		return EOPNOTSUPP;
 	case ERROR_DIRECTORY:
 		return ENOTDIR;
+	case ERROR_WRITE_PROTECT:
+		return EROFS;
 	case ERROR_FILE_EXISTS:
 	case ERROR_ALREADY_EXISTS:
 		return EEXIST;

@@ -21,14 +21,23 @@ int db_fail(sqlite3 *h, struct sl_err *err, const char *file, int line, const ch
 		hint = " (free space on the database's disk, then run again: the scan resumes)";
 	else if ((code & 0xff) == SQLITE_BUSY)
 		hint = " (another process is writing this database)";
+	else if ((code & 0xff) == SQLITE_READONLY)
+		hint = " (the index cannot be written here)";
 	return sl_fail(err, SL_E_DB, 0, file, line, "database: %s: %s%s", what, msg, hint);
 }
 
-static int exec(struct db *db, const char *sql, struct sl_err *err)
+/* A fixed statement; a failure says what was being done, and keeps the
+ * statement for SEEKLESS_DEBUG=1 only (users read the message). */
+static int exec(struct db *db, const char *sql, const char *what, struct sl_err *err)
 {
-	if (sqlite3_exec(db->h, sql, NULL, NULL, NULL) != SQLITE_OK)
-		return DB_FAIL(db->h, err, sql);
-	return SL_OK;
+	int rc;
+
+	if (sqlite3_exec(db->h, sql, NULL, NULL, NULL) == SQLITE_OK)
+		return SL_OK;
+	rc = DB_FAIL(db->h, err, what);
+	if (err)
+		err->detail = sql;
+	return rc;
 }
 
 void db_configure(void)
@@ -60,12 +69,18 @@ static int private_files(const char *path, int create, struct sl_err *err)
 	size_t i;
 	int e = 0;
 
-	for (i = 0; !e && i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
+	for (i = 0; i < sizeof(suffixes) / sizeof(suffixes[0]); i++) {
 		sb_reset(&p);
 		sb_addf(&p, "%s%s", path, suffixes[i]);
 		e = p.oom ? ENOMEM : sys_create_private(p.p, create);
+		if (e)
+			break;
 	}
-	if (e == ELOOP)
+	if (e == EISDIR && i == 0)
+		SL_FAIL(err, SL_E_DB, 0,
+			"index '%s' is a directory: name the index file itself (such as %s%sindex.db)",
+			p.p, p.p, p.len && (p.p[p.len - 1] == '/' || p.p[p.len - 1] == '\\') ? "" : "/");
+	else if (e == ELOOP)
 		SL_FAIL(err, SL_E_DB, 0, "database: '%s' is a symbolic link; not written", p.p);
 	else if (e == EMLINK)
 		SL_FAIL(err, SL_E_DB, 0,
@@ -74,7 +89,7 @@ static int private_files(const char *path, int create, struct sl_err *err)
 		SL_FAIL(err, SL_E_DB, 0,
 			"database: '%s' belongs neither to root nor to its folder's owner; "
 			"not written as root", p.p);
-	else if (e == EINVAL)
+	else if (e == EINVAL || e == EISDIR)
 		SL_FAIL(err, SL_E_DB, 0, "database: '%s' is not a regular file", p.p);
 	else if (e)
 		SL_FAIL(err, SL_E_DB, e, "database: cannot %s '%s'", create ? "create" : "open",
@@ -83,10 +98,228 @@ static int private_files(const char *path, int create, struct sl_err *err)
 	return e ? SL_E_DB : SL_OK;
 }
 
-int db_open(const char *path, int create, struct db **out, struct sl_err *err)
+/* Why an index cannot be written, as "index '...' is read-only (why)"
+ * says it: e from sys_can_write, on the file or (folder) on its folder. */
+static void why_readonly(int e, int folder, char *why, size_t cap)
 {
+	char os[128];
+
+	if (e == EROFS)
+		snprintf(why, cap, "its file system is read-only");
+	else if (e == EACCES)
+		snprintf(why, cap, folder ? "no permission to make files in its folder, where "
+					    "SQLite keeps its journal"
+					  : "no permission to write it");
+	else if (e == EPERM)
+		snprintf(why, cap, folder ? "its folder is immutable"
+					  : "the file is immutable");
+	else {
+		sys_strerror(e, os, sizeof(os));
+		snprintf(why, cap, "%s%s", folder ? "its folder: " : "", os);
+	}
+}
+
+/* The folder path names its file in ("." for a bare name). */
+static void folder_of(const char *path, struct strbuf *dir)
+{
+	const char *a = strrchr(path, '/'), *b = strrchr(path, '\\');
+	const char *slash = a > b ? a : b;
+
+	sb_reset(dir);
+	if (slash)
+		sb_add(dir, path, (size_t)(slash - path) + (slash == path));
+	else
+		sb_adds(dir, ".");
+}
+
+/* Whether this process can write the existing index at path (e: what
+ * sys_can_write said of the file); if not, why.  SQLite makes its -wal
+ * and -shm files next to the index, and db_lock its lock file: the
+ * folder must take them unless all three are there to be written. */
+static int index_writable(const char *path, int e, char *why, size_t cap)
+{
+	static const char *const beside[] = {"-wal", "-shm", ".lock"};
+	struct strbuf p = STRBUF_INIT;
+	size_t i;
+	int all = 1;
+
+	if (e) {
+		why_readonly(e, 0, why, cap);
+		return 0;
+	}
+	for (i = 0; all && i < sizeof(beside) / sizeof(beside[0]); i++) {
+		sb_reset(&p);
+		sb_addf(&p, "%s%s", path, beside[i]);
+		all = !p.oom && sys_can_write(p.p) == 0;
+	}
+	if (!all) {
+		folder_of(path, &p);
+		e = p.oom ? ENOMEM : sys_can_write(p.p);
+		if (e)
+			why_readonly(e, 1, why, cap);
+	}
+	sb_free(&p);
+	return e == 0;
+}
+
+/* Whether path+suffix exists; with data, whether it holds a byte. */
+static int beside_exists(const char *path, const char *suffix, int data)
+{
+	struct strbuf p = STRBUF_INIT;
+	FILE *f;
+	int yes = 0;
+
+	sb_addf(&p, "%s%s", path, suffix);
+	if (!p.oom && !data)
+		yes = sys_can_write(p.p) != ENOENT;
+	else if (!p.oom && (f = sys_fopen(p.p, "rb")) != NULL) {
+		yes = fgetc(f) != EOF;
+		fclose(f);
+	}
+	sb_free(&p);
+	return yes;
+}
+
+/* path as a file: URI that opens it immutable: every byte but the
+ * unreserved ones escaped (SQLite decodes them); "file:///C:/..." on
+ * Windows, whose SQLite drops the '/' before a drive. */
+static void immutable_uri(const char *path, struct strbuf *u)
+{
+	const unsigned char *c;
+
+	sb_adds(u, "file:");
+	if (path[0] == '/')
+		sb_adds(u, "//");
+	else if (((path[0] | 0x20) >= 'a' && (path[0] | 0x20) <= 'z') && path[1] == ':')
+		sb_adds(u, "///");
+	for (c = (const unsigned char *)path; *c; c++) {
+		if ((*c >= 'a' && *c <= 'z') || (*c >= 'A' && *c <= 'Z') || (*c >= '0' && *c <= '9') ||
+		    *c == '/' || *c == '-' || *c == '.' || *c == '_' || *c == '~' || *c == ':')
+			sb_addc(u, (char)*c);
+		else
+			sb_addf(u, "%%%02X", *c);
+	}
+	sb_adds(u, "?immutable=1");
+}
+
+/* Open an index this process cannot write, to be read as it is.  WAL
+ * needs its -shm file to read what the -wal holds: when the -wal holds
+ * something, or a -shm is there (a writer may be at work), SQLite reads
+ * them read-only, or makes the -shm where the folder lets it.  Otherwise
+ * the file alone is the index, and immutable=1 reads it with no journal
+ * files and no locks (which a read-only file system could not take);
+ * nothing can be writing it then, as a writer would have made them. */
+static int open_readonly(struct db *db, const char *path, const char *why, struct sl_err *err)
+{
+	const int flags = SQLITE_OPEN_READONLY | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW;
+	struct strbuf uri = STRBUF_INIT;
+	int wal = beside_exists(path, "-wal", 1), shm = beside_exists(path, "-shm", 0), r;
+
+	if (wal && !shm) {
+		folder_of(path, &uri);
+		r = uri.oom ? ENOMEM : sys_can_write(uri.p);
+		sb_free(&uri);
+		if (r)
+			return SL_FAIL(err, SL_E_DB, 0,
+				       "index '%s' is read-only (%s) and cannot be read as it is: its "
+				       "journal (-wal) holds changes, which SQLite reads only with a "
+				       "-shm file it cannot make there",
+				       path, why);
+	}
+	if (wal || shm) {
+		r = sqlite3_open_v2(path, &db->h, flags, NULL);
+	} else {
+		immutable_uri(path, &uri);
+		if (uri.oom) {
+			sb_free(&uri);
+			return SL_FAIL(err, SL_E_NOMEM, 0, "database: out of memory");
+		}
+		r = sqlite3_open_v2(uri.p, &db->h, flags | SQLITE_OPEN_URI, NULL);
+		sb_free(&uri);
+	}
+	if (r != SQLITE_OK)
+		return SL_FAIL(err, SL_E_DB, 0, "index '%s' is read-only (%s) and cannot be read: %s",
+			       path, why, db->h ? sqlite3_errmsg(db->h) : "out of memory");
+	return SL_OK;
+}
+
+/* What the file holds, looked at before anything is written to it: a
+ * SQLite database of another program is not made an index, and an index
+ * is taken at a schema this program can read, or upgrade when it may
+ * write (ro: it may not, why).  *from gets its schema version. */
+static int check_index(struct db *db, const char *path, int ro, const char *why, int *from,
+		       struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int r, version = 0, tables = 0, ours = 0;
+
+	*from = 0;
+	r = sqlite3_prepare_v2(db->h,
+			       "SELECT (SELECT user_version FROM pragma_user_version), count(*),"
+			       " coalesce(sum(name IN ('files', 'scans')), 0)"
+			       " FROM sqlite_master WHERE type = 'table'",
+			       -1, &st, NULL);
+	if (r == SQLITE_OK && (r = sqlite3_step(st)) == SQLITE_ROW) {
+		version = sqlite3_column_int(st, 0);
+		tables = sqlite3_column_int(st, 1);
+		ours = sqlite3_column_int(st, 2);
+		r = SQLITE_OK;
+	}
+	if (r != SQLITE_OK)
+		r = sqlite3_extended_errcode(db->h);
+	sqlite3_finalize(st);
+	if ((r & 0xff) == SQLITE_NOTADB)
+		return SL_FAIL(err, SL_E_DB, 0,
+			       "'%s' is not a seekless index: it is not a SQLite database", path);
+	if (r != SQLITE_OK)
+		return SL_FAIL(err, SL_E_DB, 0, "index '%s' cannot be read: %s", path,
+			       sqlite3_errmsg(db->h));
+	if ((version == 0 && tables > 0) || (version > 0 && ours < 2))
+		return SL_FAIL(err, SL_E_DB, 0,
+			       "'%s' is not a seekless index: it is a SQLite database of something "
+			       "else (left as it is)",
+			       path);
+	if (version > DB_SCHEMA_VERSION)
+		return SL_FAIL(err, SL_E_DB, 0,
+			       "index '%s': schema version %d is newer than this seekless "
+			       "understands (%d); upgrade seekless",
+			       path, version, DB_SCHEMA_VERSION);
+	if (ro && version == 0)
+		return SL_FAIL(err, SL_E_DB, 0,
+			       "index '%s' is empty (no scan has stored anything) and read-only (%s)",
+			       path, why);
+	if (ro && version < DB_SCHEMA_VERSION)
+		return SL_FAIL(err, SL_E_DB, 0,
+			       "index '%s' was made by an older seekless (schema %d, this one reads "
+			       "%d) and is read-only (%s): it cannot be upgraded here",
+			       path, version, DB_SCHEMA_VERSION, why);
+	*from = version;
+	return SL_OK;
+}
+
+/* The existing index a scan will write, looked at on a connection of its
+ * own, closed before the scan makes its journal files: nothing is made
+ * beside another program's database, and no file SQLite holds is opened
+ * and closed under it (that would drop its POSIX locks, which belong to
+ * the process, not to a descriptor). */
+static int first_look(struct db *db, const char *path, struct sl_err *err)
+{
+	int from, rc = SL_OK;
+
+	if (sqlite3_open_v2(path, &db->h, SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOFOLLOW, NULL) ==
+	    SQLITE_OK)
+		rc = check_index(db, path, 0, "", &from, err);
+	sqlite3_close(db->h); /* a failed open is for the next one to report */
+	db->h = NULL;
+	return rc;
+}
+
+int db_open(const char *path, int flags, struct db **out, struct sl_err *err)
+{
+	const int create = flags & DB_CREATE;
 	struct db *db;
-	int e, rc, from = 0;
+	char why[192] = "";
+	int e, rc, from = 0, ro = 0;
 
 	*out = NULL;
 	db = calloc(1, sizeof(*db));
@@ -102,32 +335,66 @@ int db_open(const char *path, int create, struct db **out, struct sl_err *err)
 		rc = SL_FAIL(err, SL_E_DB, e, "database: cannot create the folder of '%s'", path);
 		goto fail;
 	}
-	/* Checked at every open, made when creating: the journal files as
-	 * well (POSIX SQLite would give them the main file's mode anyway,
-	 * but on Windows they would take the folder's permissions; empty
-	 * ones are valid), and none may be a way into another file. */
-	rc = private_files(path, create, err);
+	/* Checked at every open, before anything is made: the journal
+	 * files as well (POSIX SQLite would give them the main file's mode
+	 * anyway, but on Windows they would take the folder's permissions;
+	 * empty ones are valid), and none may be a way into another file. */
+	rc = private_files(path, 0, err);
 	if (rc != SL_OK)
 		goto fail;
+	e = sys_can_write(path);
+	if (e == ENOENT && !create) {
+		rc = SL_FAIL(err, SL_E_DB, 0, "no index at '%s' (run seekless scan first)", path);
+		goto fail;
+	}
+	ro = e != ENOENT && !index_writable(path, e, why, sizeof(why));
+	if (ro && !(flags & DB_READER)) {
+		rc = SL_FAIL(err, SL_E_DB, 0, "index '%s' is read-only (%s)", path, why);
+		goto fail;
+	}
 	db_configure();
+	if (!ro && create && e != ENOENT && (rc = first_look(db, path, err)) != SL_OK)
+		goto fail;
+	if (!ro && create && (rc = private_files(path, 1, err)) != SL_OK)
+		goto fail;
 	/* SQLite gives the -wal and -shm files the main file's mode (0600). */
-	if (sqlite3_open_v2(path, &db->h,
-			    SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
-			    NULL) != SQLITE_OK) {
+	if (!ro && sqlite3_open_v2(path, &db->h,
+				   SQLITE_OPEN_READWRITE | SQLITE_OPEN_NOMUTEX | SQLITE_OPEN_NOFOLLOW,
+				   NULL) != SQLITE_OK) {
 		if (!create && (sqlite3_errcode(db->h) & 0xff) == SQLITE_CANTOPEN)
 			rc = SL_FAIL(err, SL_E_DB, 0, "no index at '%s' (run seekless scan first)", path);
 		else
 			rc = DB_FAIL(db->h, err, path);
 		goto fail;
 	}
+	/* what the checks above cannot see (an ACL, read-only media on
+	 * Windows): SQLite then opens for reading only, and says so */
+	if (!ro && sqlite3_db_readonly(db->h, "main") == 1) {
+		sqlite3_close(db->h);
+		db->h = NULL;
+		ro = 1;
+		snprintf(why, sizeof(why), "SQLite could not open it for writing");
+		if (!(flags & DB_READER)) {
+			rc = SL_FAIL(err, SL_E_DB, 0, "index '%s' is read-only (%s)", path, why);
+			goto fail;
+		}
+	}
+	if (ro && (rc = open_readonly(db, path, why, err)) != SL_OK)
+		goto fail;
 	sqlite3_extended_result_codes(db->h, 1);
 	sqlite3_busy_timeout(db->h, 5000);
-	if ((rc = exec(db, "PRAGMA journal_mode=WAL", err)) != SL_OK ||
-	    (rc = exec(db, "PRAGMA synchronous=NORMAL", err)) != SL_OK ||
-	    (rc = exec(db, "PRAGMA foreign_keys=ON", err)) != SL_OK)
+	if ((rc = check_index(db, path, ro, why, &from, err)) != SL_OK)
 		goto fail;
-	if ((rc = db_user_version(db, &from, err)) != SL_OK ||
-	    (rc = db_migrate(db->h, err)) != SL_OK || (rc = db_links_init(db, from, err)) != SL_OK)
+	/* read-only, it is read as it is: no journal mode set, no upgrade */
+	if (ro) {
+		*out = db;
+		return SL_OK;
+	}
+	if ((rc = exec(db, "PRAGMA journal_mode=WAL", "set the journal mode", err)) != SL_OK ||
+	    (rc = exec(db, "PRAGMA synchronous=NORMAL", "set the sync mode", err)) != SL_OK ||
+	    (rc = exec(db, "PRAGMA foreign_keys=ON", "enable foreign keys", err)) != SL_OK)
+		goto fail;
+	if ((rc = db_migrate(db->h, err)) != SL_OK || (rc = db_links_init(db, from, err)) != SL_OK)
 		goto fail;
 	*out = db;
 	return SL_OK;
@@ -187,7 +454,7 @@ int db_lock(struct db *db, struct sl_err *err)
 		    "UPDATE scans SET status='interrupted', finished_at=" NOW_SQL ","
 		    " message='the process ended without finishing (killed?)'"
 		    " WHERE status='running'",
-		    err);
+		    "mark the scans a killed process left running", err);
 }
 
 /* How coarse a file system's timestamps may be: FAT keeps mtime in 2 s
@@ -618,7 +885,7 @@ int db_forget_fs(struct db *db, const struct db_fs *fs, uint64_t *count, struct 
 	int rc;
 
 	*count = 0;
-	if ((rc = exec(db, "BEGIN IMMEDIATE", err)) != SL_OK)
+	if ((rc = exec(db, "BEGIN IMMEDIATE", "begin forgetting", err)) != SL_OK)
 		return rc;
 	/* the sidecar links of the folders its live records leave (a pool's
 	 * folder may hold files of several branches) */
@@ -634,11 +901,11 @@ int db_forget_fs(struct db *db, const struct db_fs *fs, uint64_t *count, struct 
 		rc = run_on(db, "DELETE FROM filesystems WHERE id = ?1", fs->id,
 			    "remove the file system", err);
 	if (rc == SL_OK)
-		rc = exec(db, "DELETE FROM journals", err);
+		rc = exec(db, "DELETE FROM journals", "forget the change-journal positions", err);
 	if (rc == SL_OK)
 		rc = db_links_update(db, err);
 	if (rc == SL_OK)
-		rc = exec(db, "COMMIT", err);
+		rc = exec(db, "COMMIT", "commit forgetting", err);
 	if (rc != SL_OK) {
 		sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
 		*count = 0;

@@ -21,11 +21,25 @@
 
 struct db;
 
-/* Open and migrate the database at path; with create, a missing file is
- * created with mode 0600 (and missing parent directories 0700).  Returns
- * SL_OK or SL_E_DB (err says what, including "newer schema than this
- * program" and "no database here"). */
-int db_open(const char *path, int create, struct db **out, struct sl_err *err);
+/* db_open flags */
+enum {
+	DB_CREATE = 1, /* a missing index is made */
+	DB_READER = 2  /* the caller only reads: an index it cannot write is
+			  opened read-only, as it is, instead of refused */
+};
+
+/* Open and migrate the index at path.  With DB_CREATE a missing file is
+ * created with mode 0600 (and missing parent directories 0700).  An index
+ * this process cannot write (a read-only file or file system; a folder
+ * that cannot take the -wal, -shm and lock files) is refused, unless
+ * DB_READER: then it is opened read-only and read as it is; nothing is
+ * written, not even an upgrade of its schema (an older one is refused).
+ * Returns SL_OK or SL_E_DB, err saying
+ * what is wrong with the path as it is, never with SQL: no index there,
+ * a directory, not a SQLite database or another program's, read-only
+ * (and why), a schema newer than this program or, read-only, older; the
+ * index's own files' checks (sys_create_private). */
+int db_open(const char *path, int flags, struct db **out, struct sl_err *err);
 void db_close(struct db *db);
 
 /* The scan db_scan_begin began (0 before). */

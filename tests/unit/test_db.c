@@ -1325,6 +1325,93 @@ static void test_query_dates(void)
 	CHECK_STR(e.msg, "--to 2023-13: not a date (YYYY, YYYY-MM or YYYY-MM-DD)");
 }
 
+/* No SQL keyword in a message users read. */
+static int no_sql(const char *msg)
+{
+	return !strstr(msg, "UPDATE") && !strstr(msg, "INSERT") && !strstr(msg, "SELECT") &&
+	       !strstr(msg, "PRAGMA");
+}
+
+/* What db_open says of a path that holds no index, for a scan (create), a
+ * writer and a reader alike: the path as it is (a directory, not a SQLite
+ * database, another program's database), never SQL; and what is there is
+ * left as it was. */
+static void test_open_refusals(void)
+{
+	static const int modes[] = {0, DB_CREATE, DB_READER};
+	char path[4096], side[4200];
+	struct db *db = NULL;
+	struct sl_err e;
+	sqlite3 *h;
+	sqlite3_stmt *st;
+	unsigned char *bytes;
+	size_t i, len = 0;
+
+	snprintf(path, sizeof(path), "%s/a-dir.db", dir);
+	CHECK_INT(t_mkdir(path), 0);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		CHECK_INT(db_open(path, modes[i], &db, &e), SL_E_DB);
+		CHECK(db == NULL);
+		CHECK(strstr(e.msg, "is a directory") != NULL);
+	}
+
+	snprintf(path, sizeof(path), "%s/notes.txt", dir);
+	t_write(path, "not a database at all\n", 22);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		CHECK_INT(db_open(path, modes[i], &db, &e), SL_E_DB);
+		CHECK(strstr(e.msg, "not a SQLite database") != NULL);
+		CHECK(no_sql(e.msg));
+	}
+	bytes = t_read(path, &len);
+	CHECK(len == 22 && bytes && memcmp(bytes, "not a database at all\n", 22) == 0);
+	free(bytes);
+
+	snprintf(path, sizeof(path), "%s/other.db", dir);
+	CHECK(sqlite3_open(path, &h) == SQLITE_OK);
+	CHECK(sqlite3_exec(h, "CREATE TABLE notes(x); INSERT INTO notes VALUES('keep')", NULL, NULL,
+			   NULL) == SQLITE_OK);
+	sqlite3_close(h);
+	for (i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+		CHECK_INT(db_open(path, modes[i], &db, &e), SL_E_DB);
+		CHECK(strstr(e.msg, "not a seekless index") != NULL);
+		CHECK(no_sql(e.msg));
+	}
+	/* not migrated, not made WAL, no journal files made beside it */
+	CHECK(sqlite3_open(path, &h) == SQLITE_OK);
+	sqlite3_prepare_v2(h, "SELECT (SELECT group_concat(name) FROM sqlite_master),"
+			      " (SELECT user_version FROM pragma_user_version),"
+			      " (SELECT journal_mode FROM pragma_journal_mode)", -1, &st, NULL);
+	CHECK(sqlite3_step(st) == SQLITE_ROW);
+	CHECK_STR((const char *)sqlite3_column_text(st, 0), "notes");
+	CHECK_INT(sqlite3_column_int(st, 1), 0);
+	CHECK_STR((const char *)sqlite3_column_text(st, 2), "delete");
+	sqlite3_finalize(st);
+	sqlite3_close(h);
+	snprintf(side, sizeof(side), "%s-wal", path);
+	CHECK_INT(sys_can_write(side), ENOENT);
+	snprintf(side, sizeof(side), "%s-shm", path);
+	CHECK_INT(sys_can_write(side), ENOENT);
+}
+
+/* A fixed statement that fails says what was being done; its SQL is kept
+ * for SEEKLESS_DEBUG=1 (sl_err.detail), not put in the message. */
+static void test_error_without_sql(void)
+{
+	char path[4096];
+	struct db *db = NULL;
+	struct sl_err e;
+
+	snprintf(path, sizeof(path), "%s/nosql.db", dir);
+	CHECK_INT(db_open(path, DB_CREATE, &db, &e), SL_OK);
+	CHECK(sqlite3_exec(db->h, "PRAGMA query_only=1", NULL, NULL, NULL) == SQLITE_OK);
+	CHECK_INT(db_lock(db, &e), SL_E_DB);
+	CHECK(strstr(e.msg, "mark the scans") != NULL);
+	CHECK(strstr(e.msg, "cannot be written") != NULL);
+	CHECK(no_sql(e.msg));
+	CHECK(e.detail && strstr(e.detail, "UPDATE scans") != NULL);
+	db_close(db);
+}
+
 int main(void)
 {
 	dir = t_tmpdir("db");
@@ -1346,6 +1433,8 @@ int main(void)
 	RUN(test_upgrade_from_v1);
 	RUN(test_versions);
 	RUN(test_query_dates);
+	RUN(test_open_refusals);
+	RUN(test_error_without_sql);
 	t_rmtree(dir);
 	free(dir);
 	return t_done();
