@@ -560,7 +560,7 @@ static int is_mark(const uint8_t *q)
 int x3f_catch_feed(struct x3f_catch *c, const uint8_t *p, size_t n)
 {
 	int i, live = c->ncand;
-	size_t j;
+	size_t j, nc;
 
 	/* the candidates open before this chunk go on */
 	for (i = 0; i < live; i++) {
@@ -570,13 +570,17 @@ int x3f_catch_feed(struct x3f_catch *c, const uint8_t *p, size_t n)
 			i--; /* the last one moved here */
 		}
 	}
-	/* marks straddling the previous chunk */
-	for (j = 0; j < c->ncarry; j++) {
+	/* marks straddling the previous chunk: byte at of carry + p, the index
+	 * tested against nc (at most the carry's size) before it is used */
+	nc = c->ncarry < sizeof(c->carry) ? c->ncarry : sizeof(c->carry);
+	for (j = 0; j < nc; j++) {
 		uint8_t q[4];
-		size_t from = c->ncarry - j, k;
+		size_t from = nc - j, k;
 		struct cand *cd;
-		for (k = 0; k < 4; k++)
-			q[k] = k < from ? c->carry[j + k] : (k - from < n ? p[k - from] : 0);
+		for (k = 0; k < 4; k++) {
+			size_t at = j + k;
+			q[k] = at < nc ? c->carry[at] : (at - nc < n ? p[at - nc] : 0);
+		}
 		if (4 - from > n || !is_mark(q))
 			continue;
 		cd = mark(c, c->pos - from);

@@ -169,11 +169,13 @@ static int side_slot(const struct ftab *ft, void *arr, size_t *cap, uint32_t fil
 	return 0;
 }
 
-/* Index of a in ft->anchors, holding a reference, added if new. */
+/* Index of a in ft->anchors, holding a reference, added if new (*idx is
+ * 0 on failure). */
 static int hold_anchor(struct ftab *ft, struct anchor *a, uint32_t *idx, struct sl_err *err)
 {
 	size_t i;
 
+	*idx = 0;
 	for (i = 0; i < ft->nanchors; i++) {
 		if (ft->anchors[i] == a) {
 			*idx = (uint32_t)i;

@@ -108,6 +108,7 @@ static int where(const struct ftab *ft, uint32_t k, int read, atomic_int *cancel
 		 const struct anchor **a, struct strbuf *rel, struct strbuf *path,
 		 struct sl_err *err)
 {
+	*a = NULL;
 	if (cancel && atomic_load(cancel))
 		return SL_FAIL(err, SL_E_CANCELLED, 0, "locate: cancelled");
 	sb_reset(rel);

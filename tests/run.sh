@@ -8,10 +8,10 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/deps.sh
 build=build
-opts=(-DCMAKE_BUILD_TYPE=RelWithDebInfo)
+opts=(-DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEEKLESS_WERROR=ON)
 if [ "${1:-}" = "--sanitize" ]; then
   build=build-asan
-  opts=(-DCMAKE_BUILD_TYPE=Debug -DSEEKLESS_SANITIZE=ON)
+  opts=(-DCMAKE_BUILD_TYPE=Debug -DSEEKLESS_SANITIZE=ON -DSEEKLESS_WERROR=ON)
   export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1
   export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 fi

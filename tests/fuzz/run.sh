@@ -12,7 +12,7 @@ shift || true
 cd "$(dirname "$0")/../.."
 # leaks inside Debian's uninstrumented decoders are theirs (lsan.supp)
 export LSAN_OPTIONS="suppressions=$PWD/tests/fuzz/lsan.supp${LSAN_OPTIONS:+:$LSAN_OPTIONS}"
-CC=clang cmake -S . -B build-fuzz -DSEEKLESS_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+CC=clang cmake -S . -B build-fuzz -DSEEKLESS_FUZZ=ON -DSEEKLESS_WERROR=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build-fuzz -j"$(nproc)" >/dev/null
 bin=build-fuzz/tests/fuzz
 seeds=build-fuzz/seeds

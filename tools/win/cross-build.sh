@@ -204,7 +204,7 @@ fi
 (
   export PKG_CONFIG_LIBDIR=$prefix/lib/pkgconfig PKG_CONFIG_SYSROOT_DIR=
   cmake -S . -B "$out" -DCMAKE_TOOLCHAIN_FILE="$top/tools/win/mingw64.cmake" \
-        -DSEEKLESS_WIN_PREFIX="$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo \
+        -DSEEKLESS_WIN_PREFIX="$prefix" -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSEEKLESS_WERROR=ON \
         -DSEEKLESS_HOST_MKCORPUS="$top/build/mkcorpus" >/dev/null
 )
 cmake --build "$out" -j"$jobs"
