@@ -89,7 +89,16 @@ down)
   img=$(state image)
   mountpoint -q "$dir/fs" 2>/dev/null && umount "$dir/fs"
   [ -n "$loop" ] && losetup -d "$loop" 2>/dev/null || true
-  mountpoint -q "$dir/fuse" 2>/dev/null && { fusermount3 -u "$dir/fuse" 2>/dev/null || umount "$dir/fuse"; }
+  # losetup -d only marks the device: the kernel lets go of its backing
+  # file on the FUSE mount a moment later, and until then the mount is busy
+  for _ in $(seq 50); do
+    mountpoint -q "$dir/fuse" 2>/dev/null || break
+    fusermount3 -u "$dir/fuse" 2>/dev/null || umount "$dir/fuse" 2>/dev/null || sleep 0.1
+  done
+  if mountpoint -q "$dir/fuse" 2>/dev/null; then
+    echo "hddsim.sh: $dir/fuse is still busy after 5 s; run down again" >&2
+    exit 1
+  fi
   [ -n "$img" ] && rm -f "$img"
   rm -rf "$dir"
   ;;
