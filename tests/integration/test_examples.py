@@ -785,8 +785,19 @@ SKIP = [
     (r"bash tools/quickstart\.sh", MACHINE + ": installs packages (apt-get) and builds"),
     (r"bash tests/run\.sh", MACHINE + ": installs packages, then runs the whole suite, this "
                             "test among them"),
-    (r"cmake -S \. -B build && cmake --build build .*", "builds the program this test runs "
-                                                         "(minutes on 2 cores)"),
+    (r"cmake -S \. -B build( -DSEEKLESS_WERROR=ON)? && cmake --build build .*",
+     "builds the program this test runs (minutes on 2 cores)"),
+    (r"cmake -S \. -B build-release .* && cmake --build build-release .*",
+     "a Release build (CI builds it: .ci/run)"),
+    (r"cmake --install build-release", MACHINE + ": installs into /usr/local "
+                                       "(tests/integration/test_install.py installs with --prefix)"),
+    (r"bash tools/deb/build\.sh|apt-get install \./build-deb/seekless_\*\.deb",
+     MACHINE + ": builds and installs the Debian package (tests/deb/run.sh, in CI)"),
+    (r"cp /usr/share/doc/seekless/examples/seekless\.conf /etc/seekless\.conf|"
+     r"mkdir -p ~/\.config/seekless && cp /usr/share/doc/seekless/examples/seekless\.conf "
+     r"~/\.config/seekless/config|systemctl (--user )?enable --now seekless\.timer",
+     MACHINE + ": the installed package's configuration and timer (tests/deb/run.sh checks "
+               "the files are there)"),
     (r"(SEEKLESS_REQUIRE_ALL=1 )?ctest --test-dir build .*", "runs the test suite (this test "
                                                              "among them) in its build tree"),
     (r"(sudo )?seekless service (install|uninstall)( .*)?",
