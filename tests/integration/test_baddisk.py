@@ -56,9 +56,14 @@ def physical(path, logical, block=False):
 
 
 def scan(db, root):
+    """(rc, out, err, (unchanged, read again: changed or retried, new))."""
     rc, out, err = run("scan", "--db", db, "--mem", "8M", root)
     m = re.search(r"index\s+(\d+) unchanged \(not read\), (\d+) changed, (\d+) new", out)
-    counts = tuple(int(g) for g in m.groups()) if m else None
+    r = re.search(r"(\d+) unchanged files? read again: (its|their) records? had an error", out)
+    counts = None
+    if m:
+        counts = (int(m.group(1)), int(m.group(2)) + (int(r.group(1)) if r else 0),
+                  int(m.group(3)))
     return rc, out, err, counts
 
 
