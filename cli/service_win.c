@@ -7,9 +7,10 @@
  * when the dispatcher cannot connect (someone ran that line by hand) it
  * says so and exits instead of scanning in the console.
  *
- * The service process waits for the schedule (HH:MM, daily, local time; on
- * start it catches up at once when the last completed run is older than the
- * latest scheduled time, like systemd's Persistent=true), then runs the
+ * The service process waits for the schedule (HH:MM, daily, local time,
+ * across daylight-saving changes as slot.h says; on start it catches up at
+ * once when the last completed run is older than the latest scheduled
+ * time, like systemd's Persistent=true), then runs the
  * `seekless scan --scheduled --config FILE` as a child process (so a crash
  * in a scan does not take the service down).  STOP and SHUTDOWN set an
  * event the child inherits; it raises the scan's interrupt flag, which the
@@ -31,6 +32,7 @@
 
 #include "app/config.h"
 #include "cli/cli.h"
+#include "cli/slot.h"
 #include "common/sys.h"
 #include "common/win.h"
 
@@ -392,26 +394,6 @@ static DWORD WINAPI on_control(DWORD ctl, DWORD type, void *data, void *ctx)
 	}
 }
 
-/* Epoch seconds of the most recent scheduled time at or before now. */
-static time_t last_slot(int minutes, time_t now)
-{
-	struct tm tm;
-	time_t t;
-
-	localtime_s(&tm, &now);
-	tm.tm_hour = minutes / 60;
-	tm.tm_min = minutes % 60;
-	tm.tm_sec = 0;
-	tm.tm_isdst = -1;
-	t = mktime(&tm);
-	if (t > now) {
-		tm.tm_mday -= 1;
-		tm.tm_isdst = -1;
-		t = mktime(&tm);
-	}
-	return t;
-}
-
 static time_t read_stamp(const char *path)
 {
 	FILE *f = sys_fopen(path, "r");
@@ -632,10 +614,11 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 	      db.p ? db.p : "?", minutes / 60, minutes % 60);
 
 	for (;;) {
-		time_t now = time(NULL), slot = last_slot(minutes, now), next;
+		time_t now = time(NULL), slot, next;
 		DWORD ms;
 		int code;
 
+		slot_around(minutes, now, &slot, &next);
 		if (read_stamp(stamp.p) < slot) {
 			logf_("scan starts%s", read_stamp(stamp.p) ? "" : " (no completed run yet)");
 			code = run_scan();
@@ -652,8 +635,7 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 				break; /* failed: try again in 15 minutes, not in a loop */
 			continue;
 		}
-		next = slot + 24 * 3600;
-		ms = next > now ? (DWORD)((next - now) * 1000) : 1000;
+		ms = (DWORD)((next - now) * 1000); /* next > now: slot.h */
 		logf_("next scan in %ld min", (long)((next - now) / 60));
 		if (wait_until(next, ms))
 			break;

@@ -118,6 +118,10 @@ int t_unlink(const char *path);
  * when others may (or that user is missing), -1 when it cannot be told. */
 int t_private(const char *path);
 
+/* Local time from now on is that of zone (an IANA name such as
+ * "Europe/Berlin"), as TZ sets it for the C library. */
+void t_set_tz(const char *zone);
+
 /* The next number of a splitmix64 sequence kept in *state. */
 static inline uint64_t t_rnd(uint64_t *state)
 {

@@ -3,6 +3,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 char *t_tmpdir(const char *tag)
@@ -60,4 +61,10 @@ int t_private(const char *path)
 	if (stat(path, &st) != 0)
 		return -1;
 	return (st.st_mode & 0777) == 0600;
+}
+
+void t_set_tz(const char *zone)
+{
+	setenv("TZ", zone, 1);
+	tzset();
 }

@@ -2,6 +2,7 @@
 #include "tests/unit/test.h"
 
 #include <aclapi.h>
+#include <time.h>
 #include <windows.h>
 
 #include "common/sys.h"
@@ -168,4 +169,13 @@ int t_private(const char *path)
 	}
 	LocalFree(sd);
 	return rc;
+}
+
+/* The C runtime reads TZ only in its own form ("CET-1CEST"), and with
+ * United States rules: an IANA name gives no zone, which the tests detect
+ * and skip. */
+void t_set_tz(const char *zone)
+{
+	_putenv_s("TZ", zone);
+	_tzset();
 }
