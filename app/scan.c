@@ -2,6 +2,7 @@
  * each one returning a status the next one checks. */
 #include "app/scan.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -422,7 +423,7 @@ int scan_run(const struct scan_args *a, struct scan_result *r)
 {
 	struct scan sc;
 	double t0 = sys_now();
-	int rc;
+	int rc, awake = -1;
 
 	memset(r, 0, sizeof(*r));
 	memset(&sc, 0, sizeof(sc));
@@ -446,6 +447,14 @@ int scan_run(const struct scan_args *a, struct scan_result *r)
 	}
 	if (!a->unconfined)
 		confine_scan(&r->set.p, r->set.dbpath.p, r->sandbox_how, sizeof(r->sandbox_how));
+	/* from the first write to the index until the scan's row is closed:
+	 * an idle sleep in between suspends the scan (sys.h) */
+	awake = sys_keep_awake(1);
+	if (awake != 0 && awake != ENOSYS) {
+		char why[160];
+		sys_strerror(awake, why, sizeof(why));
+		prep_note(&r->set.p, "the system may sleep for idle during the scan (%s)", why);
+	}
 	rc = open_index(&sc);
 	if (rc != SL_OK)
 		goto out;
@@ -468,6 +477,8 @@ int scan_run(const struct scan_args *a, struct scan_result *r)
 	}
 	r->abandoned = r->st.abandoned;
 out:
+	if (awake == 0)
+		sys_keep_awake(0);
 	if (sc.jn.report.len)
 		sb_add(&r->journal, sc.jn.report.p, sc.jn.report.len);
 	sj_free(&sc.jn);

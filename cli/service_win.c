@@ -110,11 +110,27 @@ static int check_scope(const struct svc_opts *o, struct sl_err *err)
 	return SL_OK;
 }
 
+/* The bounds the systemd units set with TimeoutStartSec and TimeoutStopSec:
+ * a run still going after 23 hours is asked to stop (what it read is
+ * stored, the next run goes on), and a scan that has not stopped 2 minutes
+ * after being asked (a read on a dying disk that never returns) is ended. */
+#define RUN_MAX_MS (23u * 3600u * 1000u)
+#define STOP_GRACE_MS (2u * 60u * 1000u)
+
+/* How long a shutdown waits for the service (SERVICE_PRESHUTDOWN_INFO).
+ * Since Windows 10 1703 the default is 10 s, where a scan interrupted
+ * between two files may still be finishing a large file and then commits
+ * its last batch.  Half a minute past the grace after which the service
+ * ends the scan itself (stop_scan), so that the service, not the system,
+ * has the last word. */
+#define PRESHUTDOWN_MS (STOP_GRACE_MS + 30u * 1000u)
+
 int svc_install(const struct svc_opts *o, struct strbuf *report, struct sl_err *err)
 {
 	struct strbuf cmd = STRBUF_INIT, when = STRBUF_INIT;
 	SERVICE_DESCRIPTIONW desc = {(wchar_t *)SVC_DESC};
 	SERVICE_DELAYED_AUTO_START_INFO delayed = {TRUE};
+	SERVICE_PRESHUTDOWN_INFO pre = {PRESHUTDOWN_MS};
 	SC_ACTION actions[3] = {{SC_ACTION_RESTART, 60000}, {SC_ACTION_RESTART, 60000},
 				{SC_ACTION_NONE, 0}};
 	SERVICE_FAILURE_ACTIONSW fa = {86400, NULL, NULL, 3, actions};
@@ -162,6 +178,9 @@ int svc_install(const struct svc_opts *o, struct strbuf *report, struct sl_err *
 		sb_adds(report, "note: delayed automatic start was not set\n");
 	if (!ChangeServiceConfig2W(svc, SERVICE_CONFIG_FAILURE_ACTIONS, &fa))
 		sb_adds(report, "note: the restart-on-failure actions were not set\n");
+	if (!ChangeServiceConfig2W(svc, SERVICE_CONFIG_PRESHUTDOWN_INFO, &pre))
+		sb_addf(report, "note: the shutdown wait was not set: a shutdown gives a scan the "
+			"system's default (10 s since Windows 10 1703) to stop\n");
 	sb_addf(report, "%s service 'seekless': %s\n", created ? "created" : "updated", cmd.p);
 	sb_addf(report, "schedule: %s; it starts with Windows, or now with `sc start seekless`\n",
 		when.p);
@@ -253,6 +272,7 @@ int svc_status(const struct svc_opts *o, struct strbuf *report, struct sl_err *e
 	struct strbuf log = STRBUF_INIT;
 	union {
 		QUERY_SERVICE_CONFIGW c;
+		SERVICE_PRESHUTDOWN_INFO pre;
 		unsigned char raw[8192];
 	} cfg;
 	DWORD n;
@@ -275,6 +295,10 @@ int svc_status(const struct svc_opts *o, struct strbuf *report, struct sl_err *e
 			win_utf8(cfg.c.lpBinaryPathName, -1, report);
 			sb_addc(report, '\n');
 		}
+		if (QueryServiceConfig2W(svc, SERVICE_CONFIG_PRESHUTDOWN_INFO, cfg.raw,
+					 sizeof(cfg), &n))
+			sb_addf(report, "shutdown: waits up to %lu s for a scan to stop\n",
+				(unsigned long)cfg.pre.dwPreshutdownTimeout / 1000);
 		CloseServiceHandle(svc);
 	}
 	if (scm)
@@ -415,13 +439,6 @@ static void write_stamp(const char *path, time_t t)
 		fclose(f);
 	}
 }
-
-/* The bounds the systemd units set with TimeoutStartSec and TimeoutStopSec:
- * a run still going after 23 hours is asked to stop (what it read is
- * stored, the next run goes on), and a scan that has not stopped 2 minutes
- * after being asked (a read on a dying disk that never returns) is ended. */
-#define RUN_MAX_MS (23u * 3600u * 1000u)
-#define STOP_GRACE_MS (2u * 60u * 1000u)
 
 /* Ask the scan to stop, and end it if it has not within STOP_GRACE_MS.
  * While the service itself is stopping, the SCM is told it still is. */

@@ -115,6 +115,17 @@ int sys_is_admin(void);
  * the first errno value. */
 int sys_background(char *how, size_t cap);
 
+/* Keep the machine from sleeping for idle while the calling thread works
+ * (on), and let it again (off).  Windows: SetThreadExecutionState with
+ * ES_SYSTEM_REQUIRED, held (ES_CONTINUOUS) until turned off or the thread
+ * ends; disk and CPU work do not count as use there, so idle sleep
+ * suspended long scans, which then finished in the user's day.  The
+ * display may still turn off, and a user's own sleep (lid, button) still
+ * sleeps.  Linux: nothing (a systemd unit is inhibited by logind's
+ * policy, not by the program).  Returns 0, or an errno value (ENOSYS where
+ * there is nothing to do). */
+int sys_keep_awake(int on);
+
 /* Keep freed memory for reuse rather than giving it back to the system at
  * once: a decoder's buffers, allocated and freed for every picture, then
  * come back already mapped instead of as fresh pages, each a page fault

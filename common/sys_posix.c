@@ -549,6 +549,12 @@ void sys_utf8_args(int *argc, char ***argv)
 	(void)argv;
 }
 
+int sys_keep_awake(int on)
+{
+	(void)on;
+	return ENOSYS;
+}
+
 void sys_keep_freed_memory(void)
 {
 	mallopt(M_MMAP_THRESHOLD, 32 << 20);

@@ -303,16 +303,36 @@ int sys_self_exe(struct strbuf *out)
 }
 
 static atomic_int *interrupt_flag;
+static HANDLE exiting; /* set by exit(): the work is stored (sys_on_interrupt) */
 
+/* Longer than the system lets a handler run after a console close (5 s)
+ * or at shutdown: its limit, not ours, ends the wait when storing hangs. */
+#define EXIT_WAIT_MS (5u * 60u * 1000u)
+
+static void at_exit(void)
+{
+	SetEvent(exiting);
+}
+
+/* Called on a thread of the system's: win_console_verdict says what to do. */
 static BOOL WINAPI on_console(DWORD ev)
 {
-	if (ev != CTRL_C_EVENT && ev != CTRL_BREAK_EVENT && ev != CTRL_CLOSE_EVENT)
-		return FALSE;
-	if (interrupt_flag && !atomic_load(interrupt_flag)) {
+	int before = interrupt_flag && atomic_load(interrupt_flag);
+
+	switch (win_console_verdict(ev, before)) {
+	case WIN_CTL_IGNORE:
+		return TRUE;
+	case WIN_CTL_STOP:
 		atomic_store(interrupt_flag, 1);
 		return TRUE;
+	case WIN_CTL_STOP_WAIT:
+		atomic_store(interrupt_flag, 1);
+		if (exiting)
+			WaitForSingleObject(exiting, EXIT_WAIT_MS);
+		return TRUE;
+	default:
+		return FALSE;
 	}
-	return FALSE; /* a second one: the default handler ends the process */
 }
 
 /* The service runs each scan as a child process without a console; it
@@ -330,6 +350,8 @@ void sys_on_interrupt(atomic_int *flag)
 	static int watching;
 	const char *ev = getenv("SEEKLESS_STOP_EVENT");
 
+	if (!exiting && (exiting = CreateEventW(NULL, TRUE, FALSE, NULL)) != NULL)
+		atexit(at_exit);
 	interrupt_flag = flag;
 	SetConsoleCtrlHandler(on_console, TRUE);
 	if (ev && !watching) {
@@ -677,6 +699,15 @@ void sys_utf8_args(int *argc, char ***argv)
 	LocalFree(w);
 	*argc = n;
 	*argv = args;
+}
+
+int sys_keep_awake(int on)
+{
+	/* Not ES_AWAYMODE_REQUIRED (a media-center mode that fakes sleep) nor
+	 * ES_DISPLAY_REQUIRED: only the idle timer is held off */
+	EXECUTION_STATE want = ES_CONTINUOUS | (on ? ES_SYSTEM_REQUIRED : 0);
+
+	return SetThreadExecutionState(want) ? 0 : win_errno(GetLastError());
 }
 
 void sys_keep_freed_memory(void)

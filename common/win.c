@@ -71,6 +71,22 @@ enum win_bg win_background_verdict(int ok, unsigned long err)
 	return err == ERROR_THREAD_MODE_ALREADY_BACKGROUND ? WIN_BG_ALREADY : WIN_BG_REFUSED;
 }
 
+enum win_ctl win_console_verdict(unsigned long ev, int asked_before)
+{
+	switch (ev) {
+	case CTRL_C_EVENT:
+	case CTRL_BREAK_EVENT:
+		return asked_before ? WIN_CTL_DEFAULT : WIN_CTL_STOP;
+	case CTRL_CLOSE_EVENT:
+	case CTRL_SHUTDOWN_EVENT:
+		return WIN_CTL_STOP_WAIT;
+	case CTRL_LOGOFF_EVENT:
+		return WIN_CTL_IGNORE;
+	default:
+		return WIN_CTL_DEFAULT;
+	}
+}
+
 wchar_t *win_wide(const char *s)
 {
 	int n = MultiByteToWideChar(CP_UTF8, MB_ERR_INVALID_CHARS, s, -1, NULL, 0);

@@ -61,6 +61,24 @@ int win_folder(const wchar_t *name, struct strbuf *out);
 enum win_bg { WIN_BG_ON, WIN_BG_ALREADY, WIN_BG_REFUSED };
 enum win_bg win_background_verdict(int ok, unsigned long err);
 
+/* What a console control event (SetConsoleCtrlHandler) asks of a process
+ * whose interrupt flag stops its work cleanly; asked_before: the flag was
+ * already raised.
+ *   DEFAULT    not ours, or Ctrl+C a second time: the system's handler
+ *              ends the process;
+ *   IGNORE     CTRL_LOGOFF_EVENT: some user logs off, the event does not
+ *              say who; a process of the user who leaves is ended anyway,
+ *              and a service's scan (a console process without a window,
+ *              in session 0) must not be: the default handler would end it;
+ *   STOP       Ctrl+C, Ctrl+Break: raise the flag, go on until stopped;
+ *   STOP_WAIT  CTRL_CLOSE_EVENT, CTRL_SHUTDOWN_EVENT: the system ends the
+ *              process as soon as the handler returns, whatever it
+ *              returns, so raise the flag and return only once the process
+ *              is exiting (the work stored), or the system's own time limit
+ *              ends it first. */
+enum win_ctl { WIN_CTL_DEFAULT, WIN_CTL_IGNORE, WIN_CTL_STOP, WIN_CTL_STOP_WAIT };
+enum win_ctl win_console_verdict(unsigned long ev, int asked_before);
+
 /* What the walk makes of a directory entry, from its attributes and, when
  * they include FILE_ATTRIBUTE_REPARSE_POINT, its reparse tag as the listing
  * gives it (FILE_ID_BOTH_DIR_INFO.EaSize, WIN32_FIND_DATAW.dwReserved0).

@@ -4,6 +4,7 @@
  * list matched to them; and decisions Wine cannot provoke, on the numbers
  * Microsoft documents (reparse tags, background mode). */
 /* before <windows.h>, whose `near` macro would empty db.h's field */
+#include "app/scan.h"
 #include "app/scanjn.h"
 
 #include <windows.h>
@@ -569,6 +570,68 @@ static void test_background_verdict(void)
 	CHECK_INT(win_background_verdict(0, ERROR_ACCESS_DENIED), WIN_BG_REFUSED);
 }
 
+static EXECUTION_STATE seen_awake;
+
+/* On the scan's own thread (scan.h: phase): the execution state the scan
+ * set, read by setting the same again. */
+static void probe_awake(void *ctx, const char *what, size_t n)
+{
+	(void)ctx;
+	(void)n;
+	if (strcmp(what, "walk") == 0)
+		seen_awake = SetThreadExecutionState(ES_CONTINUOUS | ES_SYSTEM_REQUIRED);
+}
+
+/* A scan holds off idle sleep while it runs, and lets it again when done:
+ * disk and CPU work are not use to Windows, so idle sleep suspended long
+ * scans.  Execution states are the thread's, so the scan's is read from
+ * its phase callback. */
+static void test_keep_awake(void)
+{
+	char *base = t_tmpdir("awake"), db[4096];
+	char *roots[] = {dir};
+	struct scan_args a;
+	struct scan_result r;
+	EXECUTION_STATE after;
+	int rc;
+
+	snprintf(db, sizeof(db), "%s/index.db", base);
+	memset(&a, 0, sizeof(a));
+	a.unconfined = 1;
+	a.order = a.cross_fs = a.phash = a.phash_now = a.trust_mtime = a.background = -1;
+	a.db = db;
+	a.roots = roots;
+	a.nroots = 1;
+	a.phase = probe_awake;
+	SetThreadExecutionState(ES_CONTINUOUS); /* nothing held */
+	seen_awake = 0;
+	rc = scan_run(&a, &r);
+	after = SetThreadExecutionState(ES_CONTINUOUS);
+	CHECK_INT(rc, SL_OK);
+	CHECK_INT(seen_awake, ES_CONTINUOUS | ES_SYSTEM_REQUIRED);
+	CHECK_INT(after, ES_CONTINUOUS);
+	scan_result_free(&r);
+	t_rmtree(base);
+}
+
+/* What each console control event does to a scan (win_console_verdict).
+ * Wine sends none but Ctrl+C and Ctrl+Break, so the rest are Microsoft's
+ * numbers: a logoff of any user ended the service's scan (the default
+ * handler), and a closed console ended the scan before it stored its last
+ * batch (the system ends the process once the handler returns). */
+static void test_console_verdict(void)
+{
+	CHECK_INT(win_console_verdict(CTRL_C_EVENT, 0), WIN_CTL_STOP);
+	CHECK_INT(win_console_verdict(CTRL_BREAK_EVENT, 0), WIN_CTL_STOP);
+	CHECK_INT(win_console_verdict(CTRL_C_EVENT, 1), WIN_CTL_DEFAULT); /* twice: now */
+	CHECK_INT(win_console_verdict(CTRL_CLOSE_EVENT, 0), WIN_CTL_STOP_WAIT);
+	CHECK_INT(win_console_verdict(CTRL_CLOSE_EVENT, 1), WIN_CTL_STOP_WAIT);
+	CHECK_INT(win_console_verdict(CTRL_SHUTDOWN_EVENT, 0), WIN_CTL_STOP_WAIT);
+	CHECK_INT(win_console_verdict(CTRL_LOGOFF_EVENT, 0), WIN_CTL_IGNORE);
+	CHECK_INT(win_console_verdict(CTRL_LOGOFF_EVENT, 1), WIN_CTL_IGNORE);
+	CHECK_INT(win_console_verdict(7, 0), WIN_CTL_DEFAULT);
+}
+
 int main(void)
 {
 	dir = t_tmpdir("win");
@@ -585,6 +648,8 @@ int main(void)
 	RUN(test_abs_path);
 	RUN(test_background_verdict);
 	RUN(test_entry_kind);
+	RUN(test_console_verdict);
+	RUN(test_keep_awake);
 	t_rmtree(dir);
 	return t_done();
 }

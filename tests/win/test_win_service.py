@@ -87,6 +87,10 @@ check(os.path.exists(os.path.join(base, "seekless-service.last")), "the run was 
 rc, out, err = seekless("service", "status", "--config", winpath(conf))
 check("state: running" in out and "start: automatic" in out and "log: " in out,
       "status: " + out)
+# the shutdown wait set at install, read back with QueryServiceConfig2W
+# (the system's default is 10 s since Windows 10 1703; Wine's is 180 s)
+check("shutdown: waits up to 150 s for a scan to stop" in out,
+      "a shutdown waits for the scan: " + out)
 
 # an idle STOP
 t0 = time.time()
