@@ -2,13 +2,18 @@
 #include "common/win.h"
 
 #include "common/err.h"
+#include "common/fileid.h"
+#include "common/wincall.h"
 
 #include <errno.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <windows.h>
 #include <shlobj.h>
+
+struct win_calls win_call = {CreateFileW, OpenFileById};
 
 int win_errno(unsigned long code)
 {
@@ -252,15 +257,6 @@ enum win_kind win_entry_kind(unsigned long attrs, unsigned long tag)
 	return is_dir ? WIN_KIND_DIR : WIN_KIND_FILE;
 }
 
-static uint64_t mix64(uint64_t x)
-{
-	x ^= x >> 30;
-	x *= 0xbf58476d1ce4e5b9ull;
-	x ^= x >> 27;
-	x *= 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
 /* 16 bytes as two little-endian halves */
 static void halves(const unsigned char b[16], uint64_t *lo, uint64_t *hi)
 {
@@ -273,12 +269,101 @@ static void halves(const unsigned char b[16], uint64_t *lo, uint64_t *hi)
 	}
 }
 
+/* FILE_ID_EXTD_DIR_INFO, hidden by the headers below _WIN32_WINNT 0x0602 */
+struct extd_dir_info {
+	ULONG NextEntryOffset;
+	ULONG FileIndex;
+	LARGE_INTEGER CreationTime, LastAccessTime, LastWriteTime, ChangeTime;
+	LARGE_INTEGER EndOfFile, AllocationSize;
+	ULONG FileAttributes;
+	ULONG FileNameLength;
+	ULONG EaSize;
+	ULONG ReparsePointTag;
+	unsigned char FileId[16];
+	WCHAR FileName[1];
+};
+_Static_assert(offsetof(struct extd_dir_info, FileId) == 72 &&
+		       offsetof(struct extd_dir_info, FileName) == 88,
+	       "FILE_ID_EXTD_DIR_INFO's layout");
+
+void win_dirent(const void *p, int extd, struct win_dirent *out)
+{
+	if (extd) {
+		const struct extd_dir_info *fi = p;
+		halves(fi->FileId, &out->raw.lo, &out->raw.hi);
+		out->name = fi->FileName;
+		out->len = (int)(fi->FileNameLength / sizeof(WCHAR));
+		out->attrs = fi->FileAttributes;
+		out->tag = fi->ReparsePointTag;
+		out->next = fi->NextEntryOffset;
+	} else {
+		const FILE_ID_BOTH_DIR_INFO *fi = p;
+		out->raw.lo = (uint64_t)fi->FileId.QuadPart;
+		out->raw.hi = 0;
+		out->name = fi->FileName;
+		out->len = (int)(fi->FileNameLength / sizeof(WCHAR));
+		out->attrs = fi->FileAttributes;
+		out->tag = fi->EaSize; /* the tag, for a reparse point */
+		out->next = fi->NextEntryOffset;
+	}
+	out->id = fileid_fold(out->raw.lo, out->raw.hi);
+}
+
+int win_handle_kind(void *handle)
+{
+	BY_HANDLE_FILE_INFORMATION bi;
+	FILE_ATTRIBUTE_TAG_INFO tag;
+	DWORD t = 0;
+
+	if (!GetFileInformationByHandle((HANDLE)handle, &bi))
+		return -1;
+	if ((bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) &&
+	    GetFileInformationByHandleEx((HANDLE)handle, FileAttributeTagInfo, &tag, sizeof(tag)))
+		t = tag.ReparseTag;
+	return (int)win_entry_kind(bi.dwFileAttributes, t);
+}
+
+void *win_open_by_id(void *hint, const struct fileid *id, unsigned long access,
+		     unsigned long flags, unsigned long *e)
+{
+	FILE_ID_DESCRIPTOR fd;
+	unsigned char b[16];
+	HANDLE h;
+	int i;
+
+	memset(&fd, 0, sizeof(fd));
+	fd.dwSize = sizeof(fd);
+	if (id->hi == 0) {
+		fd.Type = FileIdType;
+		fd.FileId.QuadPart = (LONGLONG)id->lo;
+	} else {
+		/* ExtendedFileId shares the union with ObjectId, 16 bytes,
+		 * both hidden below _WIN32_WINNT 0x0602 */
+		fd.Type = ExtendedFileIdType;
+		for (i = 0; i < 8; i++) {
+			b[i] = (unsigned char)(id->lo >> (8 * i));
+			b[8 + i] = (unsigned char)(id->hi >> (8 * i));
+		}
+		memcpy(&fd.ObjectId, b, sizeof(b));
+	}
+	h = win_call.open_by_id((HANDLE)hint, &fd, access,
+				FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, flags);
+	*e = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
+	return h == INVALID_HANDLE_VALUE ? NULL : h;
+}
+
+int win_id_gone(unsigned long e)
+{
+	return e == ERROR_FILE_NOT_FOUND || e == ERROR_PATH_NOT_FOUND ||
+	       e == ERROR_INVALID_PARAMETER;
+}
+
 uint64_t win_fold_id(const unsigned char id[16])
 {
 	uint64_t lo, hi;
 
 	halves(id, &lo, &hi);
-	return hi == 0 ? lo : mix64(lo ^ mix64(hi));
+	return fileid_fold(lo, hi);
 }
 
 static int hexval(wchar_t c)
@@ -323,7 +408,7 @@ uint64_t win_guid_dev(const unsigned char guid[16])
 	uint64_t lo, hi;
 
 	halves(guid, &lo, &hi);
-	return (1ull << 63) | (mix64(lo ^ mix64(hi)) >> 1);
+	return (1ull << 63) | (fileid_mix(lo ^ fileid_mix(hi)) >> 1);
 }
 
 /* Serial numbers of the mounted volumes, listed once */

@@ -16,6 +16,7 @@
 #include <stdint.h>
 #include <wchar.h>
 
+#include "common/fileid.h"
 #include "common/strbuf.h"
 
 /* sys values (struct sl_err.sys, sys_strerror) at or above this are Win32
@@ -78,6 +79,23 @@ enum win_bg win_background_verdict(int ok, unsigned long err);
  *              ends it first. */
 enum win_ctl { WIN_CTL_DEFAULT, WIN_CTL_IGNORE, WIN_CTL_STOP, WIN_CTL_STOP_WAIT };
 enum win_ctl win_console_verdict(unsigned long ev, int asked_before);
+
+/* One entry of a listing by handle (GetFileInformationByHandleEx) at p:
+ * FileIdExtdDirectoryInfo when extd (Windows 8 on; 128-bit IDs, ReFS's
+ * whole), else FileIdBothDirectoryInfo (64-bit IDs; the reparse tag in
+ * EaSize).  The ID comes folded as win_file_id gives it for the open
+ * file (the walk compares it with the index's own files' IDs), and as
+ * listed, to open the entry by. */
+struct win_dirent {
+	const wchar_t *name;
+	int len;            /* UTF-16 units */
+	unsigned long attrs;
+	unsigned long tag;  /* with FILE_ATTRIBUTE_REPARSE_POINT */
+	struct fileid raw;
+	uint64_t id;        /* fileid_fold(raw) */
+	unsigned long next; /* bytes to the next entry; 0: the last */
+};
+void win_dirent(const void *p, int extd, struct win_dirent *out);
 
 /* What the walk makes of a directory entry, from its attributes and, when
  * they include FILE_ATTRIBUTE_REPARSE_POINT, its reparse tag as the listing
@@ -164,6 +182,27 @@ int win_serial_shared(uint32_t serial);
  * position: "serial:XXXX-XXXX", and "@{guid}" after it when another mounted
  * volume shares the serial.  At most 64 bytes with the NUL. */
 void win_volume_key(const wchar_t *root, unsigned long serial, char *out, size_t cap);
+
+/* What the walk would make of the open file or folder h: win_entry_kind
+ * of its attributes and, for a reparse point, its tag.  -1 when its
+ * attributes cannot be read. */
+int win_handle_kind(void *h);
+
+/* Open the file or folder whose ID is id on the volume of hint (any handle
+ * open there), through win_call.open_by_id: by the 64-bit ID when the
+ * upper half is 0 (NTFS, FAT; every Windows), else by the whole 128-bit
+ * one (ReFS, Windows 8 on), which the lower half alone would miss or, its
+ * halves not being unique there, confuse with another file.  Returns the
+ * handle, or NULL with *e set to the Win32 error. */
+void *win_open_by_id(void *hint, const struct fileid *id, unsigned long access,
+		     unsigned long flags, unsigned long *e);
+
+/* Whether win_open_by_id's error e says the ID names no file now: not
+ * found, or ERROR_INVALID_PARAMETER, NTFS's answer for a reference whose
+ * record is free or was reused.  Any other error (access denied, a delete
+ * pending, a sharing violation, no memory) says nothing of whether the file
+ * is there. */
+int win_id_gone(unsigned long e);
 
 /* The volume holding path: its root folder (root: "\\?\C:\" or a mount
  * folder; MAX_PATH + 8 units) and the device name to open it with (dev:

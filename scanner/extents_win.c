@@ -22,10 +22,12 @@
 
 #define RP_BATCH 64
 
-/* What a volume's LCNs mean, by volume serial; the locate pass is
+/* What a volume's LCNs mean, by the volume's whole dev (win_file_id: a
+ * clone beside its original has a GUID-hashed one, which cut to 32 bits
+ * could equal another volume's serial); the locate pass is
  * single-threaded, the lock only keeps this safe for any other caller. */
 struct geometry {
-	DWORD serial;
+	uint64_t dev;
 	DWORD cluster;        /* bytes */
 	DWORD sector;         /* bytes */
 	int64_t base_sectors; /* where LCN 0 is */
@@ -64,7 +66,7 @@ static int64_t heap_base(const wchar_t *root)
 	return base;
 }
 
-static int geometry(const wchar_t *wpath, DWORD serial, struct geometry *g)
+static int geometry(const wchar_t *wpath, uint64_t dev, struct geometry *g)
 {
 	wchar_t root[MAX_PATH + 8];
 	DWORD spc, bps, fc, tc;
@@ -72,7 +74,7 @@ static int geometry(const wchar_t *wpath, DWORD serial, struct geometry *g)
 
 	AcquireSRWLockShared(&geo_lock);
 	for (i = 0; i < geo_n && !found; i++)
-		if (geo_cache[i].serial == serial) {
+		if (geo_cache[i].dev == dev) {
 			*g = geo_cache[i];
 			found = 1;
 		}
@@ -82,7 +84,7 @@ static int geometry(const wchar_t *wpath, DWORD serial, struct geometry *g)
 	if (!GetVolumePathNameW(wpath, root, MAX_PATH + 8) ||
 	    !GetDiskFreeSpaceW(root, &spc, &bps, &fc, &tc) || !spc || !bps)
 		return -1;
-	g->serial = serial;
+	g->dev = dev;
 	g->cluster = spc * bps;
 	g->sector = bps;
 	g->base_sectors = heap_base(root);
@@ -103,7 +105,7 @@ static int is_unsupported(DWORD e)
 	       e == 1452 /* ERROR_INVALID_DEVICE_REQUEST */;
 }
 
-static void map_extents(HANDLE h, const wchar_t *wpath, DWORD serial, struct ext_result *r)
+static void map_extents(HANDLE h, const wchar_t *wpath, uint64_t dev, struct ext_result *r)
 {
 	union {
 		RETRIEVAL_POINTERS_BUFFER rp;
@@ -161,7 +163,7 @@ static void map_extents(HANDLE h, const wchar_t *wpath, DWORD serial, struct ext
 		r->flags |= FT_EMPTY; /* all holes */
 		return;
 	}
-	if (geometry(wpath, serial, &g) != 0 ||
+	if (geometry(wpath, dev, &g) != 0 ||
 	    rp_offset(s.first_lcn, g.cluster, g.base_sectors, g.sector, &r->phys) != 0) {
 		r->flags |= FT_UNKNOWN;
 		r->phys = 0;
@@ -229,7 +231,7 @@ static int locate(const struct anchor *a, const char *rel, int map, struct ext_r
 		return rc;
 	rc = fill_stat(h, r, err);
 	if (rc == SL_OK && map > 0)
-		map_extents(h, wp, (DWORD)r->dev, r);
+		map_extents(h, wp, r->dev, r);
 	else if (rc == SL_OK && map == 0)
 		r->flags |= FT_NOEXT;
 	CloseHandle(h);

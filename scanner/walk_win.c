@@ -1,13 +1,22 @@
 /* walk_win.c - the walk on Windows.
  *
  * Each directory is opened once (a handle, for its identity) and listed in
- * big batches with GetFileInformationByHandleEx(FileIdBothDirectoryInfo),
- * which also returns every entry's file ID: the index's own files can be
- * left out by identity without opening anything.  Where that class is not
- * supported (some network redirectors) FindFirstFileExW with
- * FindExInfoBasic and FIND_FIRST_EX_LARGE_FETCH lists it instead; file IDs
- * then come from the stat pass (and an index kept inside such a tree is not
- * recognised by ID: keep it elsewhere, or exclude it by pattern).
+ * big batches with GetFileInformationByHandleEx(FileIdExtdDirectoryInfo),
+ * which also returns every entry's 128-bit file ID, folded as the open
+ * file's (win.h): the index's own files can be left out by identity without
+ * opening anything, on ReFS too.  Before Windows 8, and where a file system
+ * refuses that class, FileIdBothDirectoryInfo (64-bit IDs, whole on NTFS
+ * and FAT); where that is refused too (some network redirectors)
+ * FindFirstFileExW with FindExInfoBasic and FIND_FIRST_EX_LARGE_FETCH;
+ * file IDs then come from the stat pass (and an index kept inside such a
+ * tree is not recognised by ID: keep it elsewhere, or exclude it by
+ * pattern).
+ *
+ * A listed folder that does not open by its name is a folder error, not a
+ * folder gone, unless its ID shows it gone: a name another system wrote
+ * may mean something else to Win32 (ntfs-3g allows ':' in a name, which
+ * Win32 reads as a stream; an unpaired surrogate came back as U+FFFD), and
+ * skipping it silently left everything below it out of the index.
  *
  * Links are never followed: reparse points whose tag is a name surrogate
  * (symbolic links, junctions, volume mount points) count as symlinks, so the
@@ -28,6 +37,7 @@
 
 #include "common/sys.h"
 #include "common/win.h"
+#include "common/wincall.h"
 
 #define LIST_BUF (64 * 1024)
 
@@ -38,6 +48,10 @@ void walk_force_fallback(int on)
 	force_find = on;
 }
 
+/* How folders are listed: the best the file system takes (the first
+ * folder of a root finds out, the rest of the root is listed so). */
+enum listing { LIST_EXTD, LIST_BOTH, LIST_FIND };
+
 struct walker {
 	struct ftab *ft;
 	const struct walk_opts *o;
@@ -47,20 +61,15 @@ struct walker {
 	struct strbuf name; /* scratch: one entry's UTF-8 name */
 	struct strbuf full; /* scratch: path/name */
 	void *buf;          /* LIST_BUF bytes for directory batches */
+	enum listing how;
+	HANDLE hint;        /* a folder on the root's volume, for OpenFileById;
+			       opened when first needed */
 };
 
 struct pending {
 	uint32_t dir;
 	uint32_t name;
-};
-
-/* One directory entry, whichever way it was listed. */
-struct entry {
-	const wchar_t *name;
-	int len;          /* UTF-16 units */
-	DWORD attrs;
-	DWORD tag;        /* reparse tag when attrs has REPARSE_POINT */
-	uint64_t id;      /* 0 when unknown */
+	struct fileid raw; /* as listed; 0 when not known */
 };
 
 static int record_dir_error(struct walker *w, uint32_t dir, const char *op, int sys,
@@ -89,7 +98,7 @@ static HANDLE open_dir(const char *path, int follow, DWORD *e)
 		*e = ERROR_NOT_ENOUGH_MEMORY;
 		return INVALID_HANDLE_VALUE;
 	}
-	h = CreateFileW(wp, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES,
+	h = win_call.create_file(wp, FILE_LIST_DIRECTORY | FILE_READ_ATTRIBUTES,
 			FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL, OPEN_EXISTING,
 			FILE_FLAG_BACKUP_SEMANTICS | (follow ? 0 : FILE_FLAG_OPEN_REPARSE_POINT), NULL);
 	*e = h == INVALID_HANDLE_VALUE ? GetLastError() : 0;
@@ -102,7 +111,7 @@ static int walk_dir(struct walker *w, HANDLE h, uint32_t dir, uint64_t dev, uint
 
 /* What to do with one entry; the directory's subdirectories are collected
  * in subs to be descended once the listing is done. */
-static int take(struct walker *w, const struct entry *en, uint32_t dir, uint64_t dev,
+static int take(struct walker *w, const struct win_dirent *en, uint32_t dir, uint64_t dev,
 		uint16_t devidx, struct pending **subs, size_t *nsubs, size_t *cap,
 		struct sl_err *err)
 {
@@ -156,6 +165,7 @@ static int take(struct walker *w, const struct entry *en, uint32_t dir, uint64_t
 			return SL_FAIL(err, SL_E_NOMEM, 0, "walk: out of memory");
 		(*subs)[*nsubs].dir = id;
 		(*subs)[*nsubs].name = w->ft->dirs[id].name;
+		(*subs)[*nsubs].raw = en->raw;
 		(*nsubs)++;
 		return SL_OK;
 	}
@@ -187,8 +197,12 @@ static int list_find(struct walker *w, uint32_t dir, uint64_t dev, uint16_t devi
 		return record_dir_error(w, dir, "list directory", win_errno(e), err);
 	}
 	do {
-		struct entry en = {fd.cFileName, (int)wcslen(fd.cFileName), fd.dwFileAttributes,
-				   fd.dwReserved0, 0};
+		struct win_dirent en;
+		memset(&en, 0, sizeof(en));
+		en.name = fd.cFileName;
+		en.len = (int)wcslen(fd.cFileName);
+		en.attrs = fd.dwFileAttributes;
+		en.tag = fd.dwReserved0;
 		rc = take(w, &en, dir, dev, devidx, subs, nsubs, cap, err);
 	} while (rc == SL_OK && FindNextFileW(fh, &fd));
 	if (rc == SL_OK && GetLastError() != ERROR_NO_MORE_FILES)
@@ -197,13 +211,20 @@ static int list_find(struct walker *w, uint32_t dir, uint64_t dev, uint16_t devi
 	return rc;
 }
 
-/* List with FileIdBothDirectoryInfo.  Returns SL_OK, a fatal code, or -1
- * when the file system does not support the class (use list_find). */
+/* GetFileInformationByHandleEx's classes for FileIdExtdDirectoryInfo and
+ * its restart (Windows 8 on; the headers hide them below 0x0602) */
+#define CLS_EXTD ((FILE_INFO_BY_HANDLE_CLASS)19)
+#define CLS_EXTD_RESTART ((FILE_INFO_BY_HANDLE_CLASS)20)
+
+/* List with FileIdExtdDirectoryInfo or FileIdBothDirectoryInfo (w->how).
+ * Returns SL_OK, a fatal code, or -1 when the file system does not support
+ * the class (try the next). */
 static int list_ids(struct walker *w, HANDLE h, uint32_t dir, uint64_t dev, uint16_t devidx,
 		    struct pending **subs, size_t *nsubs, size_t *cap, struct sl_err *err)
 {
-	FILE_INFO_BY_HANDLE_CLASS cls = FileIdBothDirectoryRestartInfo;
-	int rc = SL_OK;
+	const int extd = w->how == LIST_EXTD;
+	FILE_INFO_BY_HANDLE_CLASS cls = extd ? CLS_EXTD_RESTART : FileIdBothDirectoryRestartInfo;
+	int rc = SL_OK, first = 1;
 
 	for (;;) {
 		const unsigned char *p = w->buf;
@@ -211,26 +232,60 @@ static int list_ids(struct walker *w, HANDLE h, uint32_t dir, uint64_t dev, uint
 			DWORD e = GetLastError();
 			if (e == ERROR_NO_MORE_FILES)
 				return SL_OK;
-			if (cls == FileIdBothDirectoryRestartInfo &&
-			    (e == ERROR_INVALID_PARAMETER || e == ERROR_NOT_SUPPORTED ||
-			     e == ERROR_INVALID_FUNCTION || e == ERROR_INVALID_LEVEL))
+			/* Wine answers ERROR_CALL_NOT_IMPLEMENTED for the 128-bit class */
+			if (first && (e == ERROR_INVALID_PARAMETER || e == ERROR_NOT_SUPPORTED ||
+				      e == ERROR_INVALID_FUNCTION || e == ERROR_INVALID_LEVEL ||
+				      e == ERROR_CALL_NOT_IMPLEMENTED))
 				return -1;
 			return record_dir_error(w, dir, "list directory", win_errno(e), err);
 		}
-		cls = FileIdBothDirectoryInfo;
+		first = 0;
+		cls = extd ? CLS_EXTD : FileIdBothDirectoryInfo;
 		for (;;) {
-			const FILE_ID_BOTH_DIR_INFO *fi = (const FILE_ID_BOTH_DIR_INFO *)p;
-			struct entry en = {fi->FileName, (int)(fi->FileNameLength / sizeof(WCHAR)),
-					   fi->FileAttributes, fi->EaSize,
-					   (uint64_t)fi->FileId.QuadPart};
+			struct win_dirent en;
+			win_dirent(p, extd, &en);
 			rc = take(w, &en, dir, dev, devidx, subs, nsubs, cap, err);
-			if (rc != SL_OK || fi->NextEntryOffset == 0)
+			if (rc != SL_OK || en.next == 0)
 				break;
-			p += fi->NextEntryOffset;
+			p += en.next;
 		}
 		if (rc != SL_OK)
 			return rc;
 	}
+}
+
+/* A listed folder that did not open by its name with e (a "not found"
+ * error): a folder error, unless its ID shows it was deleted since it was
+ * listed.  Returns what descend returns. */
+static int unopenable(struct walker *w, const struct pending *p, size_t parent, DWORD e,
+		      struct sl_err *err)
+{
+	static const char what[] = "opendir (listed, but its name does not open on Windows: "
+				   "written by another system?)";
+	DWORD ide = 0;
+	HANDLE h;
+
+	if (e == ERROR_INVALID_NAME || e == ERROR_BAD_PATHNAME || !(p->raw.lo | p->raw.hi))
+		return record_dir_error(w, p->dir, what, win_errno(e), err);
+	if (w->hint == INVALID_HANDLE_VALUE) {
+		struct strbuf root = STRBUF_INIT;
+		DWORD he;
+		sb_add(&root, w->path.p, parent);
+		if (!root.oom)
+			w->hint = open_dir(root.p, 0, &he);
+		sb_free(&root);
+	}
+	h = w->hint == INVALID_HANDLE_VALUE
+		    ? NULL
+		    : win_open_by_id(w->hint, &p->raw, FILE_READ_ATTRIBUTES,
+				     FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, &ide);
+	if (h) {
+		CloseHandle(h);
+		return record_dir_error(w, p->dir, what, win_errno(e), err);
+	}
+	if (w->hint != INVALID_HANDLE_VALUE && win_id_gone(ide))
+		return SL_OK; /* deleted since it was listed */
+	return record_dir_error(w, p->dir, "opendir", win_errno(e), err);
 }
 
 static int descend(struct walker *w, const struct pending *p, uint16_t devidx, int depth,
@@ -253,12 +308,14 @@ static int descend(struct walker *w, const struct pending *p, uint16_t devidx, i
 	h = open_dir(w->path.p, 0, &e);
 	if (h == INVALID_HANDLE_VALUE) {
 		int en = win_errno(e);
-		sb_truncate(&w->path, keep);
-		if (en == EMFILE)
+		if (en == EMFILE) {
+			sb_truncate(&w->path, keep);
 			return SL_FAIL(err, SL_E_RESOURCE, en, "opendir '%s'", name);
-		if (en == ENOENT) /* gone since it was listed */
-			return SL_OK;
-		return record_dir_error(w, p->dir, "opendir", en, err);
+		}
+		r = en == ENOENT ? unopenable(w, p, keep, e, err)
+				 : record_dir_error(w, p->dir, "opendir", en, err);
+		sb_truncate(&w->path, keep);
+		return r;
 	}
 	if (!GetFileInformationByHandle(h, &bi)) {
 		e = GetLastError();
@@ -295,7 +352,14 @@ static int walk_dir(struct walker *w, HANDLE h, uint32_t dir, uint64_t dev, uint
 		return SL_FAIL(err, SL_E_CANCELLED, 0, "interrupted during the walk");
 	}
 	w->st->dirs++;
-	rc = force_find ? -1 : list_ids(w, h, dir, dev, devidx, &subs, &nsubs, &cap, err);
+	if (force_find)
+		w->how = LIST_FIND;
+	rc = -1;
+	while (rc == -1 && w->how != LIST_FIND) {
+		rc = list_ids(w, h, dir, dev, devidx, &subs, &nsubs, &cap, err);
+		if (rc == -1)
+			w->how++;
+	}
 	CloseHandle(h);
 	if (rc == -1)
 		rc = list_find(w, dir, dev, devidx, &subs, &nsubs, &cap, err);
@@ -308,7 +372,8 @@ static int walk_dir(struct walker *w, HANDLE h, uint32_t dir, uint64_t dev, uint
 int walk_root(struct ftab *ft, struct anchor *a, const struct walk_opts *o,
 	      struct walk_stats *st, struct sl_err *err)
 {
-	struct walker w = {ft, o, st, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, NULL};
+	struct walker w = {ft, o, st, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, STRBUF_INIT, NULL,
+			   LIST_EXTD, INVALID_HANDLE_VALUE};
 	BY_HANDLE_FILE_INFORMATION bi;
 	uint16_t devidx;
 	uint32_t dir;
@@ -378,6 +443,8 @@ int walk_root(struct ftab *ft, struct anchor *a, const struct walk_opts *o,
 	else
 		CloseHandle(h);
 out:
+	if (w.hint != INVALID_HANDLE_VALUE)
+		CloseHandle(w.hint);
 	free(w.buf);
 	sb_free(&w.msg);
 	sb_free(&w.path);
