@@ -79,8 +79,9 @@ static void judge(struct scanjn *j, struct sj_vol *v, struct db *db, int full,
 	} else if (usn_quiet(&v->t)) {
 		v->verdict = SJ_SKIP;
 		sb_addf(&j->report, "  journal     %s: no change since the last scan (%" PRIu64
-			" records, %" PRIu64 " of them the index's own): not walked\n",
-			v->now.volume, v->t.records, v->t.ignored);
+			" records, %" PRIu64 " of them the index's own, %" PRIu64
+			" of files not on this disk): not walked\n",
+			v->now.volume, v->t.records, v->t.ignored, v->t.remote);
 	} else if (usn_listable(&v->t)) {
 		usn_ids_unique(&v->t);
 		v->verdict = SJ_LIST;

@@ -13,7 +13,7 @@
 #include <windows.h>
 #include <shlobj.h>
 
-struct win_calls win_call = {CreateFileW, OpenFileById};
+struct win_calls win_call = {CreateFileW, OpenFileById, GetFileInformationByHandle};
 
 int win_errno(unsigned long code)
 {
@@ -315,7 +315,7 @@ int win_handle_kind(void *handle)
 	FILE_ATTRIBUTE_TAG_INFO tag;
 	DWORD t = 0;
 
-	if (!GetFileInformationByHandle((HANDLE)handle, &bi))
+	if (!win_call.file_info((HANDLE)handle, &bi))
 		return -1;
 	if ((bi.dwFileAttributes & FILE_ATTRIBUTE_REPARSE_POINT) &&
 	    GetFileInformationByHandleEx((HANDLE)handle, FileAttributeTagInfo, &tag, sizeof(tag)))

@@ -45,7 +45,8 @@ static HANDLE open_read(const wchar_t *w, DWORD access, DWORD flags, DWORD *e)
  * open also goes around the filters that serve the data of files whose
  * reparse point is not a link: Data Deduplication and WOF (`compact
  * /exe`) keep the bytes elsewhere, and the file's own stream is a stub.
- * Such a file is opened again the ordinary way, through its filter. */
+ * Such a file is opened again the ordinary way, through its filter; not
+ * one whose data is not on this disk (rd_open refuses those first). */
 static int needs_filter(HANDLE h)
 {
 	FILE_ATTRIBUTE_TAG_INFO tag;
@@ -104,6 +105,16 @@ int rd_open(const struct anchor *a, const char *rel, struct rd_file **out, struc
 	if (!w)
 		return SL_FAIL(err, errno == ENOMEM ? SL_E_NOMEM : SL_E_IO, errno, "open");
 	h = open_for_reading(w, FILE_FLAG_OPEN_REPARSE_POINT, &e, &keep_atime);
+	/* made a cloud placeholder or offline since the walk (or listed by the
+	 * journal): through its filter, the read would download it, which the
+	 * walk never asks for (win_entry_kind) */
+	if (h != INVALID_HANDLE_VALUE && win_handle_kind(h) == WIN_KIND_SPECIAL) {
+		CloseHandle(h);
+		free(w);
+		return SL_FAIL(err, SL_E_UNSUPPORTED, 0,
+			       "open: not on this disk (a cloud or offline file): not read, "
+			       "as reading would download it");
+	}
 	if (h != INVALID_HANDLE_VALUE && needs_filter(h)) {
 		CloseHandle(h);
 		h = open_for_reading(w, 0, &e, &keep_atime);

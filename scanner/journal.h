@@ -45,11 +45,15 @@ int jn_read(const char *path, const struct jn_state *now, int64_t from,
 	    const uint64_t *ignore_dirs, size_t n, struct usn_tally *t, char *why, size_t cap);
 
 /* The current path (seekless's form) of each file ID on the volume holding
- * `path`, passed to fn with its ID; IDs no longer on the volume are left
- * out.  fn's non-zero return stops and is returned.  Returns 0, an errno
- * value with why filled in (also when a file that exists cannot be named:
- * the caller must then walk instead), or fn's value. */
-int jn_paths(const char *path, const uint64_t *ids, size_t n,
+ * `path`, passed to fn with its ID folded as the walk gives it (fileid.h).
+ * Left out: IDs no longer on the volume, and what the walk would not read
+ * either (a link, a folder, a file whose data is not on this disk: reading
+ * a cloud placeholder downloads it).  fn's non-zero return stops and is
+ * returned.  Returns 0, an errno value with why filled in, or fn's value.
+ * An error (a file there that cannot be opened by its ID or named, access
+ * denied, a delete pending) means the list cannot be trusted whole: the
+ * caller must walk instead. */
+int jn_paths(const char *path, const struct fileid *ids, size_t n,
 	     int (*fn)(const char *p, uint64_t id, void *ctx), void *ctx, char *why, size_t cap);
 
 #endif

@@ -27,7 +27,7 @@ int jn_read(const char *path, const struct jn_state *now, int64_t from,
 	return ENOSYS;
 }
 
-int jn_paths(const char *path, const uint64_t *ids, size_t n,
+int jn_paths(const char *path, const struct fileid *ids, size_t n,
 	     int (*fn)(const char *p, uint64_t id, void *ctx), void *ctx, char *why, size_t cap)
 {
 	(void)path;

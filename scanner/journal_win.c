@@ -177,7 +177,7 @@ int jn_read(const char *path, const struct jn_state *now, int64_t from,
 	return rc;
 }
 
-int jn_paths(const char *path, const uint64_t *ids, size_t n,
+int jn_paths(const char *path, const struct fileid *ids, size_t n,
 	     int (*fn)(const char *p, uint64_t id, void *ctx), void *ctx, char *why, size_t cap)
 {
 	wchar_t root[MAX_PATH + 8], dev[MAX_PATH + 8], *final;
@@ -204,19 +204,35 @@ int jn_paths(const char *path, const uint64_t *ids, size_t n,
 		return ENOMEM;
 	}
 	for (i = 0; i < n && rc == 0; i++) {
-		FILE_ID_DESCRIPTOR fd;
+		char text[160];
 		HANDLE h;
 		DWORD len;
+		int kind;
 
-		memset(&fd, 0, sizeof(fd));
-		fd.dwSize = sizeof(fd);
-		fd.Type = FileIdType;
-		fd.FileId.QuadPart = (LONGLONG)ids[i];
-		h = OpenFileById(hint, &fd, FILE_READ_ATTRIBUTES,
-				 FILE_SHARE_READ | FILE_SHARE_WRITE | FILE_SHARE_DELETE, NULL,
-				 FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT);
-		if (h == INVALID_HANDLE_VALUE)
-			continue; /* gone again since: nothing to read */
+		/* not following a reparse point: a cloud placeholder opened
+		 * through its filter may be fetched */
+		h = win_open_by_id(hint, &ids[i], FILE_READ_ATTRIBUTES,
+				   FILE_FLAG_BACKUP_SEMANTICS | FILE_FLAG_OPEN_REPARSE_POINT, &e);
+		if (!h && win_id_gone(e))
+			continue; /* deleted since: nothing to read */
+		if (!h) {
+			/* there, or not known to be gone: the list is not whole */
+			sys_strerror(win_errno(e), text, sizeof(text));
+			snprintf(why, cap, "open a changed file by its ID: %s", text);
+			rc = e == ERROR_NOT_ENOUGH_MEMORY ? ENOMEM : EIO;
+			break;
+		}
+		kind = win_handle_kind(h);
+		if (kind == -1) {
+			e = GetLastError();
+			CloseHandle(h);
+			rc = fail(e, "stat a changed file", why, cap);
+			break;
+		}
+		if (kind != WIN_KIND_FILE) {
+			CloseHandle(h);
+			continue; /* what the walk would not read either */
+		}
 		len = GetFinalPathNameByHandleW(h, final, fcap, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
 		e = GetLastError();
 		CloseHandle(h);
@@ -231,7 +247,7 @@ int jn_paths(const char *path, const uint64_t *ids, size_t n,
 			rc = ENOMEM;
 			break;
 		}
-		rc = fn(sb.p, ids[i], ctx);
+		rc = fn(sb.p, fileid_fold(ids[i].lo, ids[i].hi), ctx);
 	}
 	free(final);
 	sb_free(&sb);

@@ -178,7 +178,7 @@ static void collect(struct usn_tally *t, const struct usn_rec *r)
 	/* a file's records come in runs (create, extend, close): compare with
 	 * the last few before adding */
 	for (i = t->nids; i > 0 && i + 8 > t->nids; i--)
-		if (t->ids[i - 1] == r->file_ref[0])
+		if (t->ids[i - 1].lo == r->file_ref[0] && t->ids[i - 1].hi == r->file_ref[1])
 			return;
 	if (t->nids >= t->max_ids) {
 		t->overflow = 1;
@@ -189,22 +189,29 @@ static void collect(struct usn_tally *t, const struct usn_rec *r)
 		t->overflow = 1;
 		return;
 	}
-	t->ids[t->nids++] = r->file_ref[0];
+	t->ids[t->nids].lo = r->file_ref[0];
+	t->ids[t->nids++].hi = r->file_ref[1];
 }
 
 static int tally_one(const struct usn_rec *r, void *ctx)
 {
 	struct tally_ctx *c = ctx;
+	enum usn_kind kind;
 	size_t i;
 
 	c->t->records++;
 	for (i = 0; i < c->n; i++) {
-		if (r->parent_ref[0] == c->ignore[i]) {
+		if (fileid_fold(r->parent_ref[0], r->parent_ref[1]) == c->ignore[i]) {
 			c->t->ignored++;
 			return 0;
 		}
 	}
-	switch (usn_kind(r->reason)) {
+	kind = usn_kind(r->reason);
+	if ((kind == USN_CREATED || kind == USN_CHANGED) && (r->attrs & USN_ATTR_REMOTE)) {
+		c->t->remote++;
+		return 0;
+	}
+	switch (kind) {
 	case USN_CREATED:
 		c->t->created++;
 		collect(c->t, r);
@@ -232,10 +239,13 @@ int usn_quiet(const struct usn_tally *t)
 	return t->created + t->changed + t->renamed + t->deleted == 0;
 }
 
-static int cmp_u64(const void *a, const void *b)
+static int cmp_id(const void *a, const void *b)
 {
-	uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
-	return x < y ? -1 : x > y;
+	const struct fileid *x = a, *y = b;
+
+	if (x->hi != y->hi)
+		return x->hi < y->hi ? -1 : 1;
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
 }
 
 int usn_listable(const struct usn_tally *t)
@@ -256,9 +266,9 @@ void usn_ids_unique(struct usn_tally *t)
 
 	if (!t->nids)
 		return;
-	qsort(t->ids, t->nids, sizeof(*t->ids), cmp_u64);
+	qsort(t->ids, t->nids, sizeof(*t->ids), cmp_id);
 	for (i = 0; i < t->nids; i++)
-		if (o == 0 || t->ids[o - 1] != t->ids[i])
+		if (o == 0 || cmp_id(&t->ids[o - 1], &t->ids[i]) != 0)
 			t->ids[o++] = t->ids[i];
 	t->nids = o;
 }

@@ -17,6 +17,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "common/fileid.h"
 #include "common/strbuf.h"
 
 /* Reason bits (winioctl.h USN_REASON_*). */
@@ -31,6 +32,11 @@
 #define USN_R_CLOSE 0x80000000u
 
 #define USN_ATTR_DIRECTORY 0x10u
+/* A file or folder whose data is not on this disk (winnt.h
+ * FILE_ATTRIBUTE_OFFLINE, _RECALL_ON_OPEN, _RECALL_ON_DATA_ACCESS): a cloud
+ * placeholder, an HSM stub.  Reading it would download it, so the walk
+ * never does (win_entry_kind), and neither does the journal's list. */
+#define USN_ATTR_REMOTE (0x1000u | 0x40000u | 0x400000u)
 
 struct usn_rec {
 	unsigned major;        /* 2 or 3 */
@@ -70,11 +76,14 @@ struct usn_tally {
 	uint64_t created, changed, renamed, deleted; /* records that matter */
 	uint64_t other;   /* attribute, security, stream changes: nothing to re-read */
 	uint64_t ignored; /* records of files in ignored folders (the index's own) */
+	uint64_t remote;  /* created or written, but not on this disk (USN_ATTR_REMOTE):
+			     nothing to read either */
 	uint64_t records;
-	/* With max_ids > 0: the file references of files (not folders)
+	/* With max_ids > 0: the whole file references (128 bits in version 3
+	 * records: ReFS's lower halves are not unique) of files (not folders)
 	 * created or written, each once, up to max_ids (then overflow). */
 	size_t max_ids;
-	uint64_t *ids;
+	struct fileid *ids;
 	size_t nids, cap_ids;
 	int overflow;
 	int nomem;
@@ -91,8 +100,9 @@ void usn_tally_free(struct usn_tally *t);
 void usn_ids_unique(struct usn_tally *t);
 
 /* Count one FSCTL_READ_USN_JOURNAL answer into t; records whose parent
- * folder's file reference is in ignore_dirs (n of them) count as ignored.
- * Returns as usn_parse. */
+ * folder's file reference, folded (fileid.h) as sys_file_id gives a
+ * folder's ID, is in ignore_dirs (n of them) count as ignored.  Returns as
+ * usn_parse. */
 int usn_tally(const unsigned char *buf, size_t len, const uint64_t *ignore_dirs, size_t n,
 	      struct usn_tally *t, int64_t *next_usn, size_t *bad_at);
 

@@ -22,6 +22,28 @@ static void put64(unsigned char *p, uint64_t v)
 	put32(p + 4, (uint32_t)(v >> 32));
 }
 
+/* Append a version 3 record with whole 128-bit references. */
+static size_t rec3(unsigned char *buf, size_t at, struct fileid ref, struct fileid parent,
+		   uint32_t reason, uint32_t attrs)
+{
+	size_t len = (76 + 2 + 7) / 8 * 8;
+	unsigned char *p = buf + at;
+
+	memset(p, 0, len);
+	put32(p, (uint32_t)len);
+	put16(p + 4, 3);
+	put64(p + 8, ref.lo);
+	put64(p + 16, ref.hi);
+	put64(p + 24, parent.lo);
+	put64(p + 32, parent.hi);
+	put32(p + 56, reason);
+	put32(p + 68, attrs);
+	put16(p + 72, 2);
+	put16(p + 74, 76);
+	put16(p + 76, 'r');
+	return at + len;
+}
+
 /* Append a record; name is UTF-16 units.  Returns the new length. */
 static size_t rec(unsigned char *buf, size_t at, unsigned major, uint64_t ref, uint64_t parent,
 		  int64_t usn, uint32_t reason, uint32_t attrs, const uint16_t *name, size_t n)
@@ -240,7 +262,8 @@ static void test_collect(void)
 	CHECK(!usn_quiet(&t));
 	usn_ids_unique(&t);
 	CHECK_INT(t.nids, 3); /* 12, 51, 52: not the folder, each once */
-	CHECK(t.nids == 3 && t.ids[0] == 12 && t.ids[1] == 51 && t.ids[2] == 52);
+	CHECK(t.nids == 3 && t.ids[0].lo == 12 && t.ids[1].lo == 51 && t.ids[2].lo == 52);
+	CHECK(t.nids == 3 && !t.ids[0].hi && !t.ids[1].hi && !t.ids[2].hi);
 	usn_tally_free(&t);
 
 	/* too many to list */
@@ -265,11 +288,100 @@ static void test_collect(void)
 	CHECK(!usn_listable(&t) && t.nids == 0);
 }
 
+/* ReFS: version 3 records whose references have an upper half, and whose
+ * lower halves alone are not unique.  Both halves are collected and told
+ * apart (they were cut to the lower half: two new photos became one, or
+ * the wrong file was opened); the index's folder is recognised by its
+ * folded ID, as sys_file_id gives it. */
+static void test_refs_128(void)
+{
+	const struct fileid a = {0x1000, 7}, b = {0x1000, 8}, c = {0x2000, 7};
+	const struct fileid dir = {0x500, 3}, ours = {0x77, 9};
+	uint64_t ignore = fileid_fold(ours.lo, ours.hi);
+	unsigned char buf[2048];
+	struct usn_tally t;
+	int64_t next;
+	size_t at = 8, bad;
+
+	put64(buf, 1);
+	at = rec3(buf, at, a, dir, USN_R_FILE_CREATE, 0x20);
+	at = rec3(buf, at, b, dir, USN_R_FILE_CREATE, 0x20);
+	at = rec3(buf, at, a, dir, USN_R_FILE_CREATE | USN_R_DATA_EXTEND, 0x20);
+	at = rec3(buf, at, c, dir, USN_R_DATA_OVERWRITE, 0x20);
+	at = rec3(buf, at, b, dir, USN_R_DATA_EXTEND | USN_R_CLOSE, 0x20);
+	/* the index's WAL, in its folder */
+	at = rec3(buf, at, (struct fileid){0x78, 9}, ours, USN_R_DATA_EXTEND, 0x20);
+	memset(&t, 0, sizeof(t));
+	t.max_ids = 10;
+	CHECK_INT(usn_tally(buf, at, &ignore, 1, &t, &next, &bad), 0);
+	CHECK_INT(t.ignored, 1);
+	CHECK(usn_listable(&t));
+	usn_ids_unique(&t);
+	CHECK_INT(t.nids, 3);
+	CHECK(t.nids == 3 && t.ids[0].lo == a.lo && t.ids[0].hi == a.hi);
+	CHECK(t.nids == 3 && t.ids[1].lo == c.lo && t.ids[1].hi == c.hi);
+	CHECK(t.nids == 3 && t.ids[2].lo == b.lo && t.ids[2].hi == b.hi);
+	usn_tally_free(&t);
+	/* the lower half alone is another folder's: not ignored */
+	ignore = ours.lo;
+	memset(&t, 0, sizeof(t));
+	CHECK_INT(usn_tally(buf, at, &ignore, 1, &t, &next, &bad), 0);
+	CHECK_INT(t.ignored, 0);
+	/* with no upper half the folded ID is the lower half, as on NTFS */
+	CHECK(fileid_fold(0x77, 0) == 0x77);
+}
+
+/* Files whose data is not on this disk (cloud placeholders, offline
+ * files): created or dehydrated, they are nothing to read, and reading one
+ * downloads it.  They were listed and read. */
+static void test_remote(void)
+{
+	const struct fileid dir = {5, 0};
+	unsigned char buf[2048];
+	struct usn_tally t;
+	int64_t next;
+	size_t at = 8, bad;
+
+	put64(buf, 1);
+	/* a OneDrive file made online-only, a new placeholder, an offline file
+	 * written, and a cloud-only folder */
+	at = rec3(buf, at, (struct fileid){60, 0}, dir, USN_R_DATA_TRUNCATION,
+		  0x20 | 0x400 | 0x400000 /* RECALL_ON_DATA_ACCESS */);
+	at = rec3(buf, at, (struct fileid){61, 0}, dir, USN_R_FILE_CREATE, 0x20 | 0x400000);
+	at = rec3(buf, at, (struct fileid){62, 0}, dir, USN_R_DATA_OVERWRITE, 0x20 | 0x1000);
+	at = rec3(buf, at, (struct fileid){63, 0}, dir, USN_R_FILE_CREATE, 0x10 | 0x40000);
+	memset(&t, 0, sizeof(t));
+	t.max_ids = 10;
+	CHECK_INT(usn_tally(buf, at, NULL, 0, &t, &next, &bad), 0);
+	CHECK_INT(t.remote, 4);
+	CHECK_INT(t.created + t.changed, 0);
+	CHECK_INT(t.nids, 0);
+	CHECK(usn_quiet(&t));
+	/* a file brought back (hydrated) is on the disk again: read it */
+	at = rec3(buf, at, (struct fileid){60, 0}, dir, USN_R_DATA_EXTEND, 0x20 | 0x400);
+	memset(&t, 0, sizeof(t));
+	t.max_ids = 10;
+	CHECK_INT(usn_tally(buf, at, NULL, 0, &t, &next, &bad), 0);
+	CHECK_INT(t.remote, 4);
+	CHECK_INT(t.changed, 1);
+	CHECK(t.nids == 1 && t.ids[0].lo == 60);
+	CHECK(usn_listable(&t) && !usn_quiet(&t));
+	usn_tally_free(&t);
+	/* deleting or renaming a placeholder still takes a walk */
+	at = rec3(buf, at, (struct fileid){61, 0}, dir, USN_R_FILE_DELETE, 0x20 | 0x400000);
+	memset(&t, 0, sizeof(t));
+	CHECK_INT(usn_tally(buf, at, NULL, 0, &t, &next, &bad), 0);
+	CHECK_INT(t.deleted, 1);
+	CHECK(!usn_quiet(&t));
+}
+
 int main(void)
 {
 	RUN(test_records);
 	RUN(test_collect);
 	RUN(test_tally);
 	RUN(test_malformed);
+	RUN(test_refs_128);
+	RUN(test_remote);
 	return t_done();
 }

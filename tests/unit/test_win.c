@@ -203,23 +203,28 @@ static void test_paths_by_id(void)
 	struct found f = {0};
 	struct sl_err e;
 	struct ftab ft;
-	uint64_t ids[3];
+	struct fileid ids[4];
+	uint64_t dev;
 	uint32_t a = 0, b = 0;
-	char why[200];
+	char why[200], folder[4096];
 
 	ftab_init(&ft);
 	CHECK_INT(t_walk_root(&ft, dir, &o, &st, &e), SL_OK);
 	CHECK(has_file(&ft, "/empty.jpg", &a));
 	CHECK(has_file(&ft, "\xc3\xa9t\xc3\xa9 \xf0\x9f\x93\xb7.jpg", &b));
-	ids[0] = ft.files[a].ino;
-	ids[1] = 0x7fffffffffffull; /* no such file */
-	ids[2] = ft.files[b].ino;
-	CHECK(ids[0] != 0 && ids[2] != 0);
-	CHECK_INT(jn_paths(dir, ids, 3, found_one, &f, why, sizeof(why)), 0);
+	memset(ids, 0, sizeof(ids));
+	ids[0].lo = ft.files[a].ino;
+	ids[1].lo = 0x7fffffffffffull; /* no such file */
+	ids[2].lo = ft.files[b].ino;
+	/* a folder: the walk does not read it, nor does the list */
+	snprintf(folder, sizeof(folder), "%s/\xe5\x86\x99\xe7\x9c\x9f", dir);
+	CHECK_INT(sys_file_id(folder, &dev, &ids[3].lo), 0);
+	CHECK(ids[0].lo != 0 && ids[2].lo != 0);
+	CHECK_INT(jn_paths(dir, ids, 4, found_one, &f, why, sizeof(why)), 0);
 	CHECK_INT(f.n, 2);
 	ftab_path(&ft, a, &sb);
 	CHECK_STR(f.paths[0], sb.p);
-	CHECK(f.ids[0] == ids[0]);
+	CHECK(f.ids[0] == ids[0].lo);
 	sb_reset(&sb);
 	ftab_path(&ft, b, &sb);
 	CHECK_STR(f.paths[1], sb.p);
@@ -347,8 +352,10 @@ static void test_list_case(void)
 	v->verdict = SJ_LIST;
 	v->root = strdup(dir);
 	v->t.ids = malloc(2 * sizeof(*v->t.ids));
-	v->t.ids[0] = ft.files[a].ino;
-	v->t.ids[1] = ft.files[b].ino;
+	v->t.ids[0].lo = ft.files[a].ino;
+	v->t.ids[0].hi = 0;
+	v->t.ids[1].lo = ft.files[b].ino;
+	v->t.ids[1].hi = 0;
 	v->t.nids = v->t.cap_ids = 2;
 	memset(&p, 0, sizeof(p));
 	p.roots = calloc(1, sizeof(*p.roots));
@@ -742,6 +749,108 @@ static void test_unopenable_folder(void)
 	ftab_free(&ft);
 }
 
+/* The journal's list when OpenFileById fails: only an ID that names no
+ * file is left out (deleted since); access denied, a delete pending or a
+ * sharing violation mean the file may well be there, so the list is not
+ * whole and the scan walks instead.  Every failure was taken for "gone",
+ * the new photo dropped, and the journal position stored anyway. */
+static void test_paths_by_id_faults(void)
+{
+	static const DWORD there[] = {ERROR_ACCESS_DENIED, ERROR_SHARING_VIOLATION,
+				      ERROR_NOT_ENOUGH_MEMORY};
+	static const DWORD gone[] = {ERROR_INVALID_PARAMETER, ERROR_FILE_NOT_FOUND,
+				     ERROR_PATH_NOT_FOUND};
+	struct walk_opts o = {0};
+	struct walk_stats st = {0};
+	struct sl_err e;
+	struct ftab ft;
+	struct fileid id = {0, 0};
+	uint32_t a = 0;
+	char why[200];
+	size_t i;
+
+	ftab_init(&ft);
+	CHECK_INT(t_walk_root(&ft, dir, &o, &st, &e), SL_OK);
+	CHECK(has_file(&ft, "/empty.jpg", &a));
+	id.lo = ft.files[a].ino;
+	win_call.open_by_id = failing_by_id;
+	for (i = 0; i < sizeof(there) / sizeof(there[0]); i++) {
+		struct found f = {0};
+		fail_by_id = there[i];
+		why[0] = 0;
+		CHECK(jn_paths(dir, &id, 1, found_one, &f, why, sizeof(why)) != 0);
+		CHECK(strstr(why, "by its ID") != NULL);
+		CHECK_INT(f.n, 0);
+	}
+	for (i = 0; i < sizeof(gone) / sizeof(gone[0]); i++) {
+		struct found f = {0};
+		fail_by_id = gone[i];
+		CHECK_INT(jn_paths(dir, &id, 1, found_one, &f, why, sizeof(why)), 0);
+		CHECK_INT(f.n, 0);
+	}
+	fail_by_id = 0;
+	win_call.open_by_id = OpenFileById;
+	ftab_free(&ft);
+}
+
+/* The attributes of open files, with FILE_ATTRIBUTE_RECALL_ON_DATA_ACCESS
+ * added to those whose name ends so: Wine keeps no such attribute */
+static const wchar_t *remote_name;
+
+static BOOL WINAPI remote_info(HANDLE h, LPBY_HANDLE_FILE_INFORMATION bi)
+{
+	wchar_t name[1024];
+	DWORD n;
+
+	if (!GetFileInformationByHandle(h, bi))
+		return FALSE;
+	n = GetFinalPathNameByHandleW(h, name, 1024, FILE_NAME_NORMALIZED | VOLUME_NAME_DOS);
+	if (n > 0 && n < 1024 && n >= wcslen(remote_name) &&
+	    wcscmp(name + n - wcslen(remote_name), remote_name) == 0)
+		bi->dwFileAttributes |= 0x00400000 | FILE_ATTRIBUTE_OFFLINE;
+	return TRUE;
+}
+
+/* A file whose data is not on this disk (a cloud placeholder made
+ * online-only since the walk, an HSM stub) is neither listed from the
+ * journal nor read: opened through its filter, it is downloaded.  The
+ * journal's list and the reader took it like any file. */
+static void test_not_on_disk(void)
+{
+	char p[4096];
+	const char *name;
+	struct anchor *an;
+	struct rd_file *f = NULL;
+	struct rd_info info;
+	struct found fo = {0};
+	struct fileid id = {0, 0};
+	struct sl_err e;
+	uint64_t dev;
+	char why[200];
+
+	snprintf(p, sizeof(p), "%s/online-only.jpg", dir);
+	t_write(p, "cloud", 5);
+	CHECK_INT(sys_file_id(p, &dev, &id.lo), 0);
+	/* as it is: listed and read */
+	CHECK_INT(jn_paths(dir, &id, 1, found_one, &fo, why, sizeof(why)), 0);
+	CHECK_INT(fo.n, 1);
+	an = t_anchor(p, &name);
+	CHECK_INT(rd_open(an, name, &f, &info, &e), SL_OK);
+	rd_close(f, 0);
+	/* online-only */
+	remote_name = L"\\online-only.jpg";
+	win_call.file_info = remote_info;
+	fo.n = 0;
+	CHECK_INT(jn_paths(dir, &id, 1, found_one, &fo, why, sizeof(why)), 0);
+	CHECK_INT(fo.n, 0);
+	f = NULL;
+	CHECK_INT(rd_open(an, name, &f, &info, &e), SL_E_UNSUPPORTED);
+	CHECK(f == NULL && strstr(e.msg, "not on this disk") != NULL);
+	win_call.file_info = GetFileInformationByHandle;
+	anchor_free(an);
+	t_unlink(p);
+}
+
 static EXECUTION_STATE seen_awake;
 
 /* On the scan's own thread (scan.h: phase): the execution state the scan
@@ -824,6 +933,8 @@ int main(void)
 	RUN(test_keep_awake);
 	RUN(test_dirent);
 	RUN(test_unopenable_folder);
+	RUN(test_paths_by_id_faults);
+	RUN(test_not_on_disk);
 	t_rmtree(dir);
 	return t_done();
 }
