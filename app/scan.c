@@ -215,6 +215,11 @@ static int sink(void *ctx, const struct px_record *rec, struct sl_err *err)
 	}
 	if (rec->err_code)
 		r->nerrors++;
+	/* not listed or not read, for a reason that may pass (a lock, an I/O
+	 * error, a file replaced): the journal must not vouch for its root
+	 * (scanjn.h); a file not on this disk is not read by design */
+	if (rec->err_code && !rec->read && rec->err_code != SL_E_UNSUPPORTED)
+		sj_failed(&sc->jn, rec->path);
 	return db_sink(sc->db, rec, err);
 }
 

@@ -21,7 +21,10 @@ void sj_free(struct scanjn *j)
 		usn_tally_free(&j->vols[v].t);
 		free(j->vols[v].root);
 	}
+	for (v = 0; v < j->nroots; v++)
+		free(j->roots[v].path);
 	free(j->vols);
+	free(j->roots);
 	sb_free(&j->report);
 	memset(j, 0, sizeof(*j));
 }
@@ -46,32 +49,82 @@ static size_t index_folder(const char *dbpath, uint64_t *dev, uint64_t *id)
 	return n;
 }
 
-static void judge(struct scanjn *j, struct sj_vol *v, struct db *db, int full,
-		  const uint64_t *ignore, size_t nignore, struct sl_err *err, int *rc)
+/* Where a root's position is kept (scanjn.h). */
+static int key_of(const struct sj_vol *v, const struct sj_root *r, struct strbuf *key)
 {
+	sb_reset(key);
+	sb_addf(key, "%s|%s", v->now.volume, r->path);
+	return key->oom ? -1 : 0;
+}
+
+/* Whether the stored positions of the roots on volume vi allow reading its
+ * journal, and from where (the oldest of them): 1, or 0 with the reason
+ * in the report.  *rc gets a database error. */
+static int positions(struct scanjn *j, size_t vi, struct db *db, int64_t *from,
+		     struct sl_err *err, int *rc)
+{
+	struct sj_vol *v = &j->vols[vi];
+	struct strbuf key = STRBUF_INIT;
+	size_t r;
+	int ok = 1;
+
+	*from = INT64_MAX;
+	for (r = 0; ok && *rc == SL_OK && r < j->nroots; r++) {
+		const struct sj_root *root = &j->roots[r];
+		uint64_t id = 0;
+		int64_t pos = 0;
+		double days = -1;
+		int found = 0;
+
+		if (root->vol != vi)
+			continue;
+		if (key_of(v, root, &key) != 0) {
+			*rc = SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+			break;
+		}
+		*rc = db_journal_get(db, key.p, &id, &pos, &days, &found, err);
+		if (*rc != SL_OK)
+			break;
+		ok = 0;
+		if (!found)
+			sb_addf(&j->report, "  journal     %s: no complete scan of %s recorded its "
+				"position yet; walked\n", v->now.volume, root->path);
+		else if (id != v->now.journal_id)
+			sb_addf(&j->report, "  journal     %s: recreated since the last scan; walked\n",
+				v->now.volume);
+		else if (days < 0)
+			sb_addf(&j->report, "  journal     %s: when %s was last walked is not known, "
+				"and a journal misses what other systems write; walked\n",
+				v->now.volume, root->path);
+		else if (days > SJ_WALK_DAYS)
+			sb_addf(&j->report, "  journal     %s: %s was last walked %.0f days ago, and a "
+				"journal misses what other systems write; walked (every %d days)\n",
+				v->now.volume, root->path, days, SJ_WALK_DAYS);
+		else
+			ok = 1;
+		if (ok && pos < *from)
+			*from = pos;
+	}
+	sb_free(&key);
+	return ok && *rc == SL_OK;
+}
+
+static void judge(struct scanjn *j, size_t vi, struct db *db, int full, const uint64_t *ignore,
+		  size_t nignore, struct sl_err *err, int *rc)
+{
+	struct sj_vol *v = &j->vols[vi];
 	char why[256];
-	uint64_t id;
 	int64_t from;
-	int found, e;
+	int e;
 
 	v->verdict = SJ_WALK;
-	*rc = db_journal_get(db, v->now.volume, &id, &from, &found, err);
-	if (*rc != SL_OK)
-		return;
+	*rc = SL_OK;
 	if (full) {
 		sb_addf(&j->report, "  journal     %s: --full; walked\n", v->now.volume);
 		return;
 	}
-	if (!found) {
-		sb_addf(&j->report, "  journal     %s: no complete scan recorded its position yet; "
-			"walked\n", v->now.volume);
+	if (!positions(j, vi, db, &from, err, rc))
 		return;
-	}
-	if (id != v->now.journal_id) {
-		sb_addf(&j->report, "  journal     %s: recreated since the last scan; walked\n",
-			v->now.volume);
-		return;
-	}
 	v->t.max_ids = SJ_MAX_LISTED;
 	e = jn_read(v->root, &v->now, from, ignore, nignore, &v->t, why, sizeof(why));
 	if (e) {
@@ -137,6 +190,13 @@ int sj_decide(struct scanjn *j, struct db *db, struct prep *p, const char *dbpat
 			}
 		}
 		on[i] = (long)v;
+		if (sl_grow(&j->roots, &j->rcap, j->nroots + 1, sizeof(*j->roots)) != 0 ||
+		    !(j->roots[j->nroots].path = strdup(p->roots[i]))) {
+			free(on);
+			return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
+		}
+		j->roots[j->nroots].vol = v;
+		j->roots[j->nroots++].failed = 0;
 	}
 	/* File IDs are unique on one volume only: a photo folder elsewhere may
 	 * carry the index folder's ID, and its changes are not ours */
@@ -144,7 +204,7 @@ int sj_decide(struct scanjn *j, struct db *db, struct prep *p, const char *dbpat
 		uint64_t dev, ino;
 		int here = nignore && sys_file_id(j->vols[v].root, &dev, &ino) == 0 &&
 			   dev == index_dev;
-		judge(j, &j->vols[v], db, full, ignore, here ? nignore : 0, err, &rc);
+		judge(j, v, db, full, ignore, here ? nignore : 0, err, &rc);
 	}
 	if (rc != SL_OK) {
 		free(on);
@@ -291,6 +351,9 @@ int sj_list(struct scanjn *j, struct prep *p, const struct excl *ex, struct sl_e
 			break;
 		}
 	}
+	for (v = 0; !j->listed && v < j->nvols; v++)
+		if (j->vols[v].verdict == SJ_LIST)
+			j->vols[v].verdict = SJ_WALK; /* what sj_store must know */
 	free(c.root_dir);
 	if (!j->listed) {
 		ftab_free(&p->ft);
@@ -300,15 +363,50 @@ int sj_list(struct scanjn *j, struct prep *p, const struct excl *ex, struct sl_e
 	return c.rc;
 }
 
-void sj_store(const struct scanjn *j, struct db *db, const struct prep *p)
+void sj_failed(struct scanjn *j, const char *path)
 {
-	struct sl_err e;
-	size_t v;
+	size_t r, n;
 
-	for (v = 0; v < j->nvols; v++) {
-		const struct sj_vol *vol = &j->vols[v];
-		if (db_journal_put(db, vol->now.volume, vol->now.journal_id, vol->now.next_usn,
-				   &e) != SL_OK)
+	for (r = 0; r < j->nroots; r++)
+		if (sys_path_prefix(path, j->roots[r].path, &n) != 0 || n > 0)
+			j->roots[r].failed = 1; /* out of memory: the safe side */
+}
+
+void sj_store(struct scanjn *j, struct db *db, const struct prep *p)
+{
+	struct strbuf key = STRBUF_INIT;
+	struct sl_err e;
+	size_t r, v;
+	int rc;
+
+	for (r = 0; r < j->nroots; r++) {
+		const struct sj_root *root = &j->roots[r];
+		const struct sj_vol *vol = &j->vols[root->vol];
+
+		if (key_of(vol, root, &key) != 0) {
+			prep_note(p, "out of memory: the journal position of %s is not stored",
+				  root->path);
+			continue;
+		}
+		if (!root->failed) {
+			rc = db_journal_put(db, key.p, vol->now.journal_id, vol->now.next_usn,
+					    vol->verdict == SJ_WALK, &e);
+		} else if (vol->verdict == SJ_LIST) {
+			sb_addf(&j->report, "  journal     %s: a file listed under %s was not read: "
+				"the next scan reads the journal from the same point\n",
+				vol->now.volume, root->path);
+			continue;
+		} else {
+			rc = db_journal_forget(db, key.p, &e);
+			sb_addf(&j->report, "  journal     %s: a folder or file under %s was not "
+				"read: the next scan walks it\n", vol->now.volume, root->path);
+		}
+		if (rc != SL_OK)
 			prep_note(p, "%s", e.msg);
 	}
+	/* positions kept per volume before they were kept per root: never
+	 * read again */
+	for (v = 0; v < j->nvols; v++)
+		db_journal_forget(db, j->vols[v].now.volume, &e);
+	sb_free(&key);
 }

@@ -913,21 +913,27 @@ int db_forget_fs(struct db *db, const struct db_fs *fs, uint64_t *count, struct 
 	return rc;
 }
 
-int db_journal_get(struct db *db, const char *volume, uint64_t *journal_id, int64_t *next_usn,
-		   int *found, struct sl_err *err)
+int db_journal_get(struct db *db, const char *key, uint64_t *journal_id, int64_t *next_usn,
+		   double *walked_days, int *found, struct sl_err *err)
 {
 	sqlite3_stmt *st = NULL;
 	int r;
 
 	*found = 0;
-	if (sqlite3_prepare_v2(db->h, "SELECT journal_id, next_usn FROM journals WHERE volume=?1",
+	*walked_days = -1;
+	if (sqlite3_prepare_v2(db->h,
+			       "SELECT j.journal_id, j.next_usn,"
+			       " julianday('now') - julianday(s.started_at)"
+			       " FROM journals j LEFT JOIN scans s ON s.id = j.scan WHERE j.volume=?1",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare journal lookup");
-	sqlite3_bind_text(st, 1, volume, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	r = sqlite3_step(st);
 	if (r == SQLITE_ROW) {
 		*journal_id = (uint64_t)sqlite3_column_int64(st, 0);
 		*next_usn = sqlite3_column_int64(st, 1);
+		if (sqlite3_column_type(st, 2) != SQLITE_NULL)
+			*walked_days = sqlite3_column_double(st, 2);
 		*found = 1;
 	}
 	sqlite3_finalize(st);
@@ -936,23 +942,37 @@ int db_journal_get(struct db *db, const char *volume, uint64_t *journal_id, int6
 	return SL_OK;
 }
 
-int db_journal_put(struct db *db, const char *volume, uint64_t journal_id, int64_t next_usn,
-		   struct sl_err *err)
+int db_journal_put(struct db *db, const char *key, uint64_t journal_id, int64_t next_usn,
+		   int walked, struct sl_err *err)
 {
 	sqlite3_stmt *st = NULL;
 
+	/* the row's scan is the last that walked the root: a scan that only
+	 * read the journal leaves it (a new row is always a walk's) */
 	if (sqlite3_prepare_v2(db->h,
 			       "INSERT INTO journals(volume, journal_id, next_usn, scan)"
 			       " VALUES(?1, ?2, ?3, ?4) ON CONFLICT(volume) DO UPDATE SET"
 			       " journal_id=excluded.journal_id, next_usn=excluded.next_usn,"
-			       " scan=excluded.scan",
+			       " scan=CASE WHEN ?5 THEN excluded.scan ELSE journals.scan END",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare journal store");
-	sqlite3_bind_text(st, 1, volume, -1, SQLITE_STATIC);
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
 	sqlite3_bind_int64(st, 2, (sqlite3_int64)journal_id);
 	sqlite3_bind_int64(st, 3, next_usn);
 	sqlite3_bind_int64(st, 4, db->scan_id);
+	sqlite3_bind_int(st, 5, walked != 0);
 	return run(db, st, "journal store", err);
+}
+
+int db_journal_forget(struct db *db, const char *key, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+
+	if (sqlite3_prepare_v2(db->h, "DELETE FROM journals WHERE volume=?1", -1, &st, NULL) !=
+	    SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare journal forget");
+	sqlite3_bind_text(st, 1, key, -1, SQLITE_STATIC);
+	return run(db, st, "journal forget", err);
 }
 
 int64_t db_scan_id(const struct db *db)

@@ -185,13 +185,18 @@ int db_mark_deleted(struct db *db, const struct db_diff *d, uint64_t *count, str
  * path of a missing record marks it, even when the scan is incomplete). */
 int db_deleted_count(struct db *db, uint64_t *count, struct sl_err *err);
 
-/* The change-journal position stored for a volume (journal.h): returns
- * SL_OK with *found 0 or 1, or SL_E_DB. */
-int db_journal_get(struct db *db, const char *volume, uint64_t *journal_id, int64_t *next_usn,
-		   int *found, struct sl_err *err);
-/* Store it, for the scan in progress. */
-int db_journal_put(struct db *db, const char *volume, uint64_t journal_id, int64_t next_usn,
-		   struct sl_err *err);
+/* The change-journal position stored under key (app/scanjn.h: a volume and
+ * a root on it): returns SL_OK with *found 0 or 1 and *walked_days, the
+ * days since the scan that last walked the root began (-1 when that scan's
+ * row is gone); or SL_E_DB. */
+int db_journal_get(struct db *db, const char *key, uint64_t *journal_id, int64_t *next_usn,
+		   double *walked_days, int *found, struct sl_err *err);
+/* Store it, for the scan in progress; walked: this scan walked the root
+ * (else the scan that last did stays the one walked_days counts from). */
+int db_journal_put(struct db *db, const char *key, uint64_t journal_id, int64_t next_usn,
+		   int walked, struct sl_err *err);
+/* Forget it: the next scan walks the root.  Returns SL_OK or SL_E_DB. */
+int db_journal_forget(struct db *db, const char *key, struct sl_err *err);
 
 /* Delete the records marked deleted more than `days` days ago (0: all);
  * with dry_run, only count them.  *count gets how many (would) go. */

@@ -758,31 +758,58 @@ static void test_lock(void)
 }
 
 /* The change-journal positions survive closing and reopening, one per
- * volume, replaced on update. */
+ * key, replaced on update; each knows when its root was last walked: a
+ * scan that only read the journal keeps the walk's date, a walk renews
+ * it, and a forgotten position is gone. */
 static void test_journals(void)
 {
+	const char *roots[] = {"D:/Photos"};
+	const char *a = "serial:1234-ABCD|D:/Photos", *b = "serial:0000-0001|E:/";
 	char path[4096];
 	struct db *db = NULL;
 	struct sl_err e;
 	uint64_t id = 0;
 	int64_t usn = 0;
+	double days = 0;
 	int found = -1;
 
 	snprintf(path, sizeof(path), "%s/journals.db", dir);
 	CHECK_INT(db_open(path, 1, &db, &e), SL_OK);
-	CHECK_INT(db_journal_get(db, "serial:1234-ABCD", &id, &usn, &found, &e), SL_OK);
+	CHECK_INT(db_journal_get(db, a, &id, &usn, &days, &found, &e), SL_OK);
 	CHECK_INT(found, 0);
-	CHECK_INT(db_journal_put(db, "serial:1234-ABCD", 0x01d9f00dcafe0001ull, 4096, &e), SL_OK);
-	CHECK_INT(db_journal_put(db, "serial:0000-0001", 7, 8, &e), SL_OK);
-	CHECK_INT(db_journal_put(db, "serial:1234-ABCD", 0x01d9f00dcafe0001ull, 8192, &e), SL_OK);
+	CHECK_INT(db_scan_begin(db, "scan", "auto", roots, 1, 1, &e), SL_OK);
+	CHECK_INT(db_journal_put(db, a, 0x01d9f00dcafe0001ull, 4096, 1, &e), SL_OK);
+	CHECK_INT(db_journal_put(db, b, 7, 8, 1, &e), SL_OK);
+	CHECK_INT(db_journal_put(db, a, 0x01d9f00dcafe0001ull, 8192, 0, &e), SL_OK);
+	/* that walk, ten days ago */
+	CHECK_INT(sqlite3_exec(db->h, "UPDATE scans SET started_at = strftime('%Y-%m-%dT%H:%M:%SZ',"
+				      " 'now', '-10 days')", NULL, NULL, NULL), SQLITE_OK);
 	db_close(db);
 	CHECK_INT(db_open(path, 0, &db, &e), SL_OK);
-	CHECK_INT(db_journal_get(db, "serial:1234-ABCD", &id, &usn, &found, &e), SL_OK);
+	CHECK_INT(db_journal_get(db, a, &id, &usn, &days, &found, &e), SL_OK);
 	CHECK_INT(found, 1);
 	CHECK(id == 0x01d9f00dcafe0001ull);
 	CHECK_INT(usn, 8192);
-	CHECK_INT(db_journal_get(db, "serial:0000-0001", &id, &usn, &found, &e), SL_OK);
+	CHECK(days > 9.99 && days < 10.01);
+	/* a scan that read only the journal: the walk's date stays */
+	CHECK_INT(db_scan_begin(db, "scan", "auto", roots, 1, 1, &e), SL_OK);
+	CHECK_INT(db_journal_put(db, a, 0x01d9f00dcafe0001ull, 9000, 0, &e), SL_OK);
+	CHECK_INT(db_journal_get(db, a, &id, &usn, &days, &found, &e), SL_OK);
+	CHECK(usn == 9000 && days > 9.99);
+	/* a walk: today */
+	CHECK_INT(db_journal_put(db, a, 0x01d9f00dcafe0001ull, 9100, 1, &e), SL_OK);
+	CHECK_INT(db_journal_get(db, a, &id, &usn, &days, &found, &e), SL_OK);
+	CHECK(usn == 9100 && days >= 0 && days < 0.01);
+	CHECK_INT(db_journal_get(db, b, &id, &usn, &days, &found, &e), SL_OK);
 	CHECK(found == 1 && id == 7 && usn == 8);
+	/* the walk's scan row gone: its age is not known */
+	CHECK_INT(sqlite3_exec(db->h, "UPDATE journals SET scan = 999", NULL, NULL, NULL),
+		  SQLITE_OK);
+	CHECK_INT(db_journal_get(db, b, &id, &usn, &days, &found, &e), SL_OK);
+	CHECK(found == 1 && days == -1);
+	CHECK_INT(db_journal_forget(db, b, &e), SL_OK);
+	CHECK_INT(db_journal_get(db, b, &id, &usn, &days, &found, &e), SL_OK);
+	CHECK_INT(found, 0);
 	db_close(db);
 }
 
