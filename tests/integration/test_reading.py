@@ -249,8 +249,10 @@ with tempdir("reading") as work, loop_fs("ext4", 640) as lfs:
         time.sleep(0.05)
         rc, out, err = run("scan", "--db", dbx, "--json", root)
         j = json.loads(out)
-        check(rc == 0 and j["files_read"] == 1, "%s: the next scan reads it again: %s" %
-              (name, out[:300]))
+        # (and any picture whose hash the stopped scan left for the next:
+        # with the disk ahead of slow extractors, as under ASan, it may)
+        check(rc == 0 and j["files_read"] - j["rehashed"] == 1 and j["changed"] == 1,
+              "%s: the next scan reads it again, and nothing else: %s" % (name, out[:300]))
         rows = db_rows(dbx, "SELECT size, content_hash, warnings FROM files WHERE path=?"
                             " AND deleted_at IS NULL", (big,))
         check(rows == [(os.path.getsize(big), xxh(big), None)],
