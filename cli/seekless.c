@@ -150,7 +150,11 @@ int main(int argc, char **argv)
 		return EXIT_OK;
 	}
 	if (strcmp(cmd, "--version") == 0) {
-		printf("seekless %s\n", SEEKLESS_VERSION);
+		/* the commit, where the build knew it (CMakeLists.txt) */
+		if (*SEEKLESS_COMMIT)
+			printf("seekless %s (commit %s)\n", SEEKLESS_VERSION, SEEKLESS_COMMIT);
+		else
+			printf("seekless %s\n", SEEKLESS_VERSION);
 		return EXIT_OK;
 	}
 	return dispatch(cmd, argc - 1, argv + 1);

@@ -128,6 +128,21 @@ for args in (["--help"], ["help"], ["scan", "--help"], ["plan", "--help"],
              ["export", "--help"], ["help", "scan"], ["--version"]):
     rc, out, err = run(*args)
     check(rc == 0 and out, "%s -> 0 with output" % (args,))
+# --version names the commit the build is from, when built from a checkout
+rc, out, err = run("--version")
+top = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+head = subprocess.run(["git", "-C", top, "rev-parse", "--short=12", "HEAD"], capture_output=True,
+                      text=True) if shutil.which("git") else None
+if head is not None and head.returncode == 0:
+    # the commit the build was configured at: this one, or an earlier one
+    # of this history when the build was not configured again since
+    m = re.fullmatch(r"seekless \S+ \(commit ([0-9a-f]{12})\)\n", out)
+    anc = m and subprocess.run(["git", "-C", top, "merge-base", "--is-ancestor", m.group(1),
+                                "HEAD"], capture_output=True).returncode == 0
+    check(anc, "--version names a commit of this checkout (HEAD %s): %r"
+          % (head.stdout.strip(), out))
+else:
+    check(re.fullmatch(r"seekless \S+\n", out), "--version: %r" % out)
 rc, out, err = run("scan", "--help")
 for word in ("--db", "--order", "--jobs", "--progress", "--quiet", "physical", "inode", "fs",
              "path", "random"):
