@@ -44,7 +44,15 @@ fi
 systemd-analyze verify /lib/systemd/system/seekless.service /lib/systemd/system/seekless.timer ||
   fail "systemd-analyze verify: the installed system units"
 [ "$(command -v seekless)" = /usr/bin/seekless ] || fail "seekless on PATH is $(command -v seekless)"
-seekless --version
+version=$(seekless --version)
+echo "$version"
+# the package names the commit it was built from (tools/deb/build.sh)
+want=$(git rev-parse --short=12 HEAD 2>/dev/null || true)
+case "$version" in
+  "seekless "*"(commit $want)") ;;
+  "seekless "*) [ -z "$want" ] || fail "seekless --version does not name the commit built ($want): $version" ;;
+  *) fail "seekless --version: $version" ;;
+esac
 rc=0
 seekless scan --db "$work/index.db" "$work/photos" || rc=$?
 [ $rc -eq 0 ] || fail "the installed seekless's scan exited $rc"

@@ -21,6 +21,9 @@ if ! DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y --no-install-recomm
 fi
 
 # the source files (tracked, or new and not ignored): no build folders
+# the commit `seekless --version` names (debian/rules passes it on)
+SEEKLESS_COMMIT=$(git rev-parse --short=12 HEAD 2>/dev/null || true)
+export SEEKLESS_COMMIT
 rm -rf "$out"
 mkdir -p "$out/src"
 if git rev-parse --is-inside-work-tree >/dev/null 2>&1; then
