@@ -81,9 +81,20 @@ def need_root():
         skip("needs root")
 
 
+# Whether a scan leaves a picture's perceptual hash for the next one
+# depends on timing (issue 41: the disk ahead of the extractors, as when
+# they run under ASan), so a test that counts what a rescan reads would
+# fail only now and then.  Scans here make every hash (--phash-now), but in
+# a test about leaving them, which sets lib.LEAVE_HASHES = True.
+LEAVE_HASHES = False
+
+
 def run(*args, check_rc=None, env=None, user=None):
     """Run seekless with args; returns (rc, stdout, stderr)."""
-    cmd = [BIN] + [str(a) for a in args]
+    args = [str(a) for a in args]
+    if args and args[0] == "scan" and not LEAVE_HASHES and "--phash-now" not in args:
+        args.insert(1, "--phash-now")
+    cmd = [BIN] + args
     if user:
         cmd = ["runuser", "-u", user, "--"] + cmd
     p = subprocess.run(cmd, capture_output=True, text=True, env=env)
