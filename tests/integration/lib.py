@@ -235,13 +235,20 @@ class LoopFs:
         subprocess.run(["umount", self.mnt], check=True)
         subprocess.run(["losetup", "-d", self.loop], check=True)
         old = self.loop
-        blocker = tempfile.mktemp(prefix="seekless-blocker-", dir="/dev/shm")
-        with open(blocker, "wb") as f:
-            f.truncate(1 << 20)
-        p = subprocess.run(["losetup", "--find", "--show", blocker], capture_output=True,
-                           text=True)
-        self.blockers.append((p.stdout.strip(), blocker))
-        self.attach()
+        # a blocker takes the lowest free number, which is ours unless a test
+        # running beside this one freed a lower one meanwhile: then ours may
+        # come back, and is let go and blocked in turn
+        for _ in range(16):
+            blocker = tempfile.mktemp(prefix="seekless-blocker-", dir="/dev/shm")
+            with open(blocker, "wb") as f:
+                f.truncate(1 << 20)
+            p = subprocess.run(["losetup", "--find", "--show", blocker], capture_output=True,
+                               text=True)
+            self.blockers.append((p.stdout.strip(), blocker))
+            self.attach()
+            if self.loop != old:
+                break
+            subprocess.run(["losetup", "-d", self.loop], check=True)
         self.mount()
         return old != self.loop
 
