@@ -178,3 +178,12 @@ int cli_read_index(const char *cmd, const char *dbopt, const char *config_path, 
 {
 	return open_index(cmd, dbopt, config_path, DB_READER, db);
 }
+
+void cli_json_text(struct strbuf *o, const char *key, const char *s)
+{
+	sb_addf(o, ",\"%s\":", key);
+	if (s)
+		sb_add_json(o, s, strlen(s));
+	else
+		sb_adds(o, "null");
+}

@@ -68,6 +68,9 @@ struct px_progress;
  * bracketed word in front ("read", or bench's order), passed as ctx. */
 void cli_progress(void *label, const struct px_progress *p);
 
+/* ',"key":' and s as a JSON string, or null when s is NULL. */
+void cli_json_text(struct strbuf *o, const char *key, const char *s);
+
 /* one if n is 1, else many: "1 file", "2 files". */
 const char *cli_plural(uint64_t n, const char *one, const char *many);
 

@@ -43,15 +43,6 @@ static const char help[] =
 	"                     \"deleted\" (its records); with --dry-run\n"
 	"                     \"dry_run\": true and \"would_remove\", \"removed\" 0\n";
 
-static void json_text(struct strbuf *o, const char *key, const char *s)
-{
-	sb_addf(o, ",\"%s\":", key);
-	if (s)
-		sb_add_json(o, s, strlen(s));
-	else
-		sb_adds(o, "null");
-}
-
 /* Where the file system is, in words, for the sentences below. */
 static void where(struct strbuf *o, const struct db_fs *f, int mounted, const char *at)
 {
@@ -100,9 +91,9 @@ static int forget(struct db *db, const char *what, int dry, int force, int json)
 		goto out;
 	if (json) {
 		sb_addf(&o, "{\"removed\":%" PRIu64, n);
-		json_text(&o, "file_system", f.ident);
+		cli_json_text(&o, "file_system", f.ident);
 		sb_addf(&o, ",\"present\":%s", mounted > 0 ? "true" : mounted < 0 ? "null" : "false");
-		json_text(&o, "mounted_at", mounted > 0 ? at : NULL);
+		cli_json_text(&o, "mounted_at", mounted > 0 ? at : NULL);
 		sb_addf(&o, ",\"live\":%" PRIu64 ",\"deleted\":%" PRIu64, f.live, f.deleted);
 		if (dry)
 			sb_addf(&o, ",\"dry_run\":true,\"would_remove\":%" PRIu64, total);

@@ -109,15 +109,6 @@ static void on_phase(void *ctx, const char *what, size_t n)
 			strcmp(what, "walk") == 0 ? "roots" : "files");
 }
 
-static void json_str(struct strbuf *o, const char *key, const char *v)
-{
-	sb_addf(o, ",\"%s\":", key);
-	if (v)
-		sb_add_json(o, v, strlen(v));
-	else
-		sb_adds(o, "null");
-}
-
 /* The summary as one JSON object, for scripts (--json). */
 static void print_json_summary(const struct prep *p, const struct plan *pl,
 			       const struct px_stats *st, const struct scan_result *s,
@@ -135,7 +126,7 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 	for (g = 0; g < st->ngroups; g++)
 		y += st->groups[g].yield_s;
 	sb_addf(&o, "{\"status\":\"%s\",\"scan_id\":%" PRId64, status, scan_id);
-	json_str(&o, "index", dbpath);
+	cli_json_text(&o, "index", dbpath);
 	sb_addf(&o, ",\"files_read\":%" PRIu64 ",\"bytes_read\":%" PRIu64 ",\"errors\":%" PRIu64
 		",\"wall_s\":%.3f,\"walk\":{\"s\":%.3f,\"dirs\":%" PRIu64 ",\"files\":%" PRIu64
 		",\"symlinks\":%" PRIu64 ",\"special\":%" PRIu64 ",\"other_fs\":%" PRIu64
@@ -160,16 +151,16 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 		sb_addf(&o, ",\"phash_pending\":%" PRIu64, s->phash_pending);
 	else
 		sb_adds(&o, ",\"phash_pending\":null");
-	json_str(&o, "background", background);
+	cli_json_text(&o, "background", background);
 	sb_addf(&o, ",\"yield_s\":%.3f", y);
-	json_str(&o, "journal", journal && journal[0] ? journal : NULL);
+	cli_json_text(&o, "journal", journal && journal[0] ? journal : NULL);
 	/* what the scan gave up: before the walk, and before reading */
 	sb_adds(&o, ",\"sandbox\":{\"scan\":");
 	if (sandbox && sandbox[0])
 		sb_add_json(&o, sandbox, strlen(sandbox));
 	else
 		sb_adds(&o, "null");
-	json_str(&o, "read", sandbox_read && sandbox_read[0] ? sandbox_read : NULL);
+	cli_json_text(&o, "read", sandbox_read && sandbox_read[0] ? sandbox_read : NULL);
 	sb_addc(&o, '}');
 	sb_adds(&o, ",\"devices\":[");
 	for (g = 0; g < pl->ngroups; g++) {
@@ -179,9 +170,9 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 		prep_group_fs(p, pl, g, fs, sizeof(fs));
 		sb_adds(&o, g ? ",{\"name\":" : "{\"name\":");
 		sb_add_json(&o, gr->name, strlen(gr->name));
-		json_str(&o, "file_systems", fs);
+		cli_json_text(&o, "file_systems", fs);
 		sb_addf(&o, ",\"order\":\"%s\"", plan_order_name(gr->order));
-		json_str(&o, "reason", gr->reason);
+		cli_json_text(&o, "reason", gr->reason);
 		sb_addf(&o, ",\"written_back\":%zu,\"synced_fs\":%s,\"writeback_s\":%.3f",
 			gr->written_back, gr->synced_fs ? "true" : "false", gr->writeback_s);
 		sb_addf(&o, ",\"files\":%zu,\"files_read\":%" PRIu64 ",\"bytes_read\":%" PRIu64

@@ -100,15 +100,6 @@ static void on_group(void *ctx, const char *label, size_t len, int64_t count, in
 	R->first = 0;
 }
 
-static void json_text(struct strbuf *o, const char *key, const char *s)
-{
-	sb_addf(o, ",\"%s\":", key);
-	if (s)
-		sb_add_json(o, s, strlen(s));
-	else
-		sb_adds(o, "null");
-}
-
 /* A file system: in JSON each fact its own field, whether it is mounted now
  * among them (what purge --file-system asks --force for); in text one line
  * per file system, its identity first. */
@@ -135,16 +126,16 @@ static void on_fs(void *ctx, const struct db_stats_fs *f)
 	mounted = dev_fs_mounted(f->ident, f->alt ? f->alt : "", f->mount, at, sizeof(at));
 	sb_adds(&R->o, R->first ? "{\"id\":" : ",{\"id\":");
 	sb_add_json(&R->o, f->ident, strlen(f->ident));
-	json_text(&R->o, "alt", f->alt && f->alt[0] ? f->alt : NULL);
-	json_text(&R->o, "fstype", f->fstype);
-	json_text(&R->o, "last_mount", f->mount);
+	cli_json_text(&R->o, "alt", f->alt && f->alt[0] ? f->alt : NULL);
+	cli_json_text(&R->o, "fstype", f->fstype);
+	cli_json_text(&R->o, "last_mount", f->mount);
 	sb_addf(&R->o, ",\"present\":%s", present[mounted + 1]);
-	json_text(&R->o, "mounted_at", mounted == 1 ? at : NULL);
+	cli_json_text(&R->o, "mounted_at", mounted == 1 ? at : NULL);
 	if (f->last_scan)
 		sb_addf(&R->o, ",\"last_scan\":%" PRId64, f->last_scan);
 	else
 		sb_adds(&R->o, ",\"last_scan\":null");
-	json_text(&R->o, "last_walked", f->last_walked);
+	cli_json_text(&R->o, "last_walked", f->last_walked);
 	sb_addf(&R->o, ",\"files\":%" PRId64 ",\"bytes\":%" PRId64 ",\"deleted\":%" PRId64 "}",
 		f->files, f->bytes, f->deleted);
 	R->first = 0;

@@ -55,6 +55,37 @@ static int under(const char *path, const char *mnt)
 	return strncmp(path, mnt, n) == 0 && (path[n] == '/' || path[n] == '\0');
 }
 
+/* The fields of one mountinfo line this file reads, split in place
+ * (still escaped): the device number, the root of the mount within its
+ * file system, the mount point, and after the "-" the type, the source
+ * and the super options.  Missing ones are NULL. */
+struct mi_line {
+	char *num, *top, *mnt, *type, *src, *opts;
+};
+
+static void mi_split(char *line, struct mi_line *m)
+{
+	char *save = NULL, *tok;
+	int field = 0;
+
+	memset(m, 0, sizeof(*m));
+	for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
+		field++;
+		if (field == 3)
+			m->num = tok;
+		else if (field == 4)
+			m->top = tok;
+		else if (field == 5)
+			m->mnt = tok;
+		else if (field > 6 && strcmp(tok, "-") == 0) {
+			m->type = strtok_r(NULL, " \n", &save);
+			m->src = m->type ? strtok_r(NULL, " \n", &save) : NULL;
+			m->opts = m->src ? strtok_r(NULL, " \n", &save) : NULL;
+			break;
+		}
+	}
+}
+
 /* Whether superopts (mountinfo's last field) say user_id=uid. */
 static int mounted_by(const char *superopts, unsigned uid)
 {
@@ -88,22 +119,10 @@ static int find_mount(uint64_t st_dev, const char *hint, struct dev_info *out)
 	if (!f)
 		return 0;
 	while (!exact && fgets(line, sizeof(line), f)) {
-		char *save = NULL, *tok, *num = NULL, *mnt = NULL, *type = NULL, *src = NULL;
-		char *opts = NULL;
-		int field = 0;
-		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-			field++;
-			if (field == 3)
-				num = tok;
-			else if (field == 5)
-				mnt = tok;
-			else if (field > 6 && strcmp(tok, "-") == 0) {
-				type = strtok_r(NULL, " \n", &save);
-				src = strtok_r(NULL, " \n", &save);
-				opts = src ? strtok_r(NULL, " \n", &save) : NULL;
-				break;
-			}
-		}
+		struct mi_line m;
+		char *num, *mnt, *type, *src, *opts;
+		mi_split(line, &m);
+		num = m.num, mnt = m.mnt, type = m.type, src = m.src, opts = m.opts;
 		if (!num || !mnt || !type || !src)
 			continue;
 		unescape(mnt);
@@ -131,18 +150,10 @@ int dev_sources_under(const char *path, struct strbuf *out)
 	if (!f)
 		return 0;
 	while (fgets(line, sizeof(line), f)) {
-		char *save = NULL, *tok, *mnt = NULL, *type = NULL, *src = NULL, *opts = NULL;
-		int field = 0;
-		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-			if (++field == 5)
-				mnt = tok;
-			else if (field > 6 && strcmp(tok, "-") == 0) {
-				type = strtok_r(NULL, " \n", &save);
-				src = type ? strtok_r(NULL, " \n", &save) : NULL;
-				opts = src ? strtok_r(NULL, " \n", &save) : NULL;
-				break;
-			}
-		}
+		struct mi_line m;
+		char *mnt, *type, *src, *opts;
+		mi_split(line, &m);
+		mnt = m.mnt, type = m.type, src = m.src, opts = m.opts;
 		if (!mnt || !type || !src || strncmp(src, "/dev/", 5) != 0 ||
 		    (strncmp(type, "fuse", 4) == 0 && !(opts && mounted_by(opts, 0))))
 			continue;
@@ -171,24 +182,10 @@ int dev_pool_mount(uint64_t st_dev, char *mnt, size_t cap)
 	if (!f)
 		return 0;
 	while (!found && fgets(line, sizeof(line), f)) {
-		char *save = NULL, *tok, *num = NULL, *top = NULL, *at = NULL, *type = NULL,
-		     *opts = NULL;
-		int field = 0;
-		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-			field++;
-			if (field == 3)
-				num = tok;
-			else if (field == 4)
-				top = tok;
-			else if (field == 5)
-				at = tok;
-			else if (field > 6 && strcmp(tok, "-") == 0) {
-				type = strtok_r(NULL, " \n", &save);
-				if (type && strtok_r(NULL, " \n", &save))
-					opts = strtok_r(NULL, " \n", &save);
-				break;
-			}
-		}
+		struct mi_line m;
+		char *num, *top, *at, *type, *opts;
+		mi_split(line, &m);
+		num = m.num, top = m.top, at = m.mnt, type = m.type, opts = m.opts;
 		/* the pool's own top (not a bind mount of a folder of it), by
 		 * root or by us: a user's FUSE server may call itself anything */
 		if (!num || !top || !at || !type || !opts || strcmp(num, want) != 0 ||
@@ -481,25 +478,14 @@ int dev_fs_mounted(const char *ident, const char *alt, const char *last, char *a
 	if (!f)
 		return -1;
 	while (fgets(line, sizeof(line), f)) {
-		char *save = NULL, *tok, *num = NULL, *mnt = NULL, *type = NULL, *src = NULL;
-		char *opts = NULL;
+		struct mi_line m;
+		char *num, *mnt, *type, *src, *opts;
 		unsigned maj, mnr;
 		struct dev_info d;
-		int field = 0, here;
+		int here;
 
-		for (tok = strtok_r(line, " \n", &save); tok; tok = strtok_r(NULL, " \n", &save)) {
-			field++;
-			if (field == 3)
-				num = tok;
-			else if (field == 5)
-				mnt = tok;
-			else if (field > 6 && strcmp(tok, "-") == 0) {
-				type = strtok_r(NULL, " \n", &save);
-				src = type ? strtok_r(NULL, " \n", &save) : NULL;
-				opts = src ? strtok_r(NULL, " \n", &save) : NULL;
-				break;
-			}
-		}
+		mi_split(line, &m);
+		num = m.num, mnt = m.mnt, type = m.type, src = m.src, opts = m.opts;
 		/* asking an automount point's file system mounts what it
 		 * stands for (a network share, perhaps a dead one) */
 		if (!num || !mnt || !type || !src || strcmp(type, "autofs") == 0 ||
