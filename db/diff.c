@@ -12,9 +12,11 @@
  *      again when only the ctime moved (a rewrite that put its mtime back,
  *      or a chmod: only reading tells); else changed, read again;
  *   2. else a record with its identity, size and mtime that no file took by
- *      path: the file was moved or renamed; the record follows it, and it is
- *      read again only when its ctime moved (a rename moves it) or the
- *      record has an error;
+ *      path (or with its identity and birth time, where both are known:
+ *      then a changed size or mtime only means it is read again): the file
+ *      was moved or renamed; the record follows it, and it is read again
+ *      only when its ctime moved (a rename moves it) or the record has an
+ *      error;
  *   3. else its path's record, if no file took it (the file there was
  *      replaced: an editor's save through a temporary file): changed, read;
  *      after reading, a missing record with the same size and content takes
@@ -121,19 +123,27 @@ static int same_birth(int64_t rec_btime, int64_t file_btime)
 	return !rec_btime || !file_btime || rec_btime == file_btime;
 }
 
-/* A record on (fs_id, ino) with this size, mtime and birth time that no
- * file has taken yet (several records may share an inode: hard links, and
- * a number the file system gave again to a new file).  A record with an
- * error counts: a file renamed while a scan was reading it got "No such
- * file" on its record, and is still the same file. */
+/* A record on (fs_id, ino) that no file has taken yet and that is of this
+ * file (several records may share an inode: hard links, and a number the
+ * file system gave again to a new file).  With both birth times known and
+ * equal the inode is the same file whatever its size and mtime now: a file
+ * renamed and rewritten in place between two scans keeps its record (and
+ * a scan that cannot see the file whose path it took then displaces that
+ * record, provisionally, rather than handing it to this one).  Without
+ * them, size and mtime must be the same too: an inode number given again
+ * is told apart by nothing else.  A record with an error counts: a file
+ * renamed while a scan was reading it got "No such file" on its record,
+ * and is still the same file. */
 static int by_inode(const struct db_diff *d, const struct index *ix, int64_t fs_id, uint64_t ino,
 		    uint64_t size, int64_t mtime_ns, int64_t btime_ns)
 {
 	size_t i = (size_t)(mix(inode_key(fs_id, ino)) & (ix->cap - 1));
 	while (ix->slot[i]) {
 		const struct rec *r = &((const struct rec *)d->recs)[ix->slot[i] - 1];
-		if (r->fs_id == fs_id && r->ino == ino && !r->taken && r->size == size &&
-		    r->mtime_ns == mtime_ns && same_birth(r->btime_ns, btime_ns))
+		if (r->fs_id == fs_id && r->ino == ino && !r->taken &&
+		    ((r->btime_ns && btime_ns && r->btime_ns == btime_ns) ||
+		     (r->size == size && r->mtime_ns == mtime_ns &&
+		      same_birth(r->btime_ns, btime_ns))))
 			return (int)ix->slot[i] - 1;
 		i = (i + 1) & (ix->cap - 1);
 	}
@@ -402,6 +412,10 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 		if (recs[k].has_error) {
 			f->flags |= FT_CHANGED; /* its error is no record of its content */
 			f->links |= FT_LINK_ALONE;
+		} else if (recs[k].size != f->size || recs[k].mtime_ns != f->mtime_ns) {
+			/* renamed and rewritten, known by its birth time:
+			 * counted once, as moved, and read */
+			f->flags |= FT_CHANGED;
 		} else if (ctime_moved(&recs[k], f, flags)) {
 			f->flags |= FT_CTIME;
 			d->rechecked++;

@@ -16,6 +16,12 @@ unprivileged user where permissions matter:
 4. `mv` (or cp + rm) across file systems onto an existing file writes into
    that file's inode: the moved file's record now takes the path over by
    content, as for a move to a new name.
+5. As 3, but the file that came out of the directory was also rewritten in
+   place (new size and mtime): it was no longer found by identity, took
+   the record of its new path (the other file's, whose file the scan could
+   not see), and the other file came back as a new record (seed
+   1737319099).  Identity with a known birth time now holds whatever the
+   size and mtime.
 """
 import os
 import pwd
@@ -132,6 +138,43 @@ with tempdir("regr") as work, loop_fs("ext4", 128) as fa, \
               (rows(db, "SELECT id, deleted_at FROM files WHERE path=?", (b,)), ida))
         check(rows(db, "SELECT id FROM files WHERE path=? AND deleted_at IS NULL", (a,)) == idb,
               "3: B's record followed B out of it")
+        shutil.rmtree(locked)
+        os.unlink(a)
+
+        # 5: the same swap, and the file that came out rewritten in place
+        db = fresh_db("five")
+        os.mkdir(locked)
+        write(a, 5000, 8)
+        write(b, 6000, 9)
+        rc, err = scan(db, root)
+        check(rc == 0, "5: first scan: %d %s" % (rc, err))
+        ida = rows(db, "SELECT id, first_scan FROM files WHERE path=?", (a,))
+        idb = rows(db, "SELECT id, first_scan FROM files WHERE path=?", (b,))
+        os.rename(a, tmp)
+        os.rename(b, a)
+        os.rename(tmp, b)
+        mtime = os.stat(a).st_mtime_ns
+        with open(a, "r+b") as f:  # in place: the same inode, another size
+            f.write(bytes(range(256)) * 30)
+        os.utime(a, ns=(mtime + 10**9, mtime + 10**9))  # a new mtime on any clock
+        os.chmod(locked, 0)
+        rc, err = scan(db, root)
+        check(rc == 1 and "Permission denied" in err, "5: incomplete scan: %d %s" % (rc, err))
+        check(rows(db, "SELECT id, first_scan FROM files WHERE path=? AND deleted_at IS NULL",
+                   (a,)) == idb, "5: B's record followed B out, rewritten: %s vs %s" %
+              (rows(db, "SELECT id, first_scan, deleted_at FROM files WHERE path=?", (a,)), idb))
+        os.chmod(locked, 0o755)
+        rc, err = scan(db, root)
+        check(rc == 0, "5: complete scan: %d %s" % (rc, err))
+        check(rows(db, "SELECT id, first_scan FROM files WHERE path=? AND deleted_at IS NULL",
+                   (b,)) == ida, "5: A's record followed A into the directory: %s vs %s" %
+              (rows(db, "SELECT id, first_scan, deleted_at FROM files WHERE path=?", (b,)), ida))
+        want = subprocess.run(["xxh128sum", a], capture_output=True, text=True,
+                              check=True).stdout.split()[0]
+        check(rows(db, "SELECT content_hash FROM files WHERE path=? AND deleted_at IS NULL",
+                   (a,)) == [(want,)], "5: the rewritten file's content read again")
+        check(rows(db, "SELECT count(*) FROM files WHERE path IN (?, ?)", (a, b)) == [(2,)],
+              "5: no third record: %s" % rows(db, "SELECT id, path, deleted_at FROM files"))
         shutil.rmtree(locked)
         os.unlink(a)
 
