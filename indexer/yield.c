@@ -9,11 +9,19 @@
 
 static int (*disk_bytes)(const char *, uint64_t *) = dev_io_bytes;
 static int (*self_bytes)(uint64_t *) = sys_io_bytes;
+static double (*clock_now)(void) = sys_now;
+static void (*clock_sleep)(double) = sys_sleep;
 
 void yd_counters(int (*disk)(const char *disk, uint64_t *bytes), int (*self)(uint64_t *bytes))
 {
 	disk_bytes = disk ? disk : dev_io_bytes;
 	self_bytes = self ? self : sys_io_bytes;
+}
+
+void yd_clock(double (*now)(void), void (*sleep)(double seconds))
+{
+	clock_now = now ? now : sys_now;
+	clock_sleep = sleep ? sleep : sys_sleep;
 }
 
 static int sample(struct yd *y, uint64_t *foreign)
@@ -41,7 +49,7 @@ void yd_init(struct yd *y, const char *disk)
 
 	memset(y, 0, sizeof(*y));
 	snprintf(y->disk, sizeof(y->disk), "%s", disk);
-	y->t_last = sys_now();
+	y->t_last = clock_now();
 	y->active = sample(y, &ignored) == 0;
 	y->credit = 0;
 }
@@ -58,7 +66,7 @@ void yd_wait(struct yd *y, int (*stop)(void *ctx), void *ctx)
 
 	if (!y->active)
 		return;
-	now = sys_now();
+	now = clock_now();
 	if (now - y->t_last < YD_SAMPLE)
 		return;
 	if (sample(y, &foreign) != 0) {
@@ -75,8 +83,8 @@ void yd_wait(struct yd *y, int (*stop)(void *ctx), void *ctx)
 		double before = now;
 		if (stop(ctx))
 			break;
-		sys_sleep(YD_PAUSE);
-		now = sys_now();
+		clock_sleep(YD_PAUSE);
+		now = clock_now();
 		if (sample(y, &foreign) != 0 || !busy(foreign, now - before))
 			break;
 		if (now - start >= YD_STARVE)

@@ -52,4 +52,10 @@ void yd_wait(struct yd *y, int (*stop)(void *ctx), void *ctx);
  * real ones).  Not for production use. */
 void yd_counters(int (*disk)(const char *disk, uint64_t *bytes), int (*self)(uint64_t *bytes));
 
+/* Where the time comes from: sys_now and sys_sleep, unless a test gives a
+ * clock of its own (time that passes only when it sleeps, so that every
+ * wait is exact whatever the machine's load; NULL restores the real one).
+ * Not for production use. */
+void yd_clock(double (*now)(void), void (*sleep)(double seconds));
+
 #endif
