@@ -29,6 +29,7 @@ import random
 import re
 import signal
 import subprocess
+import threading
 import time
 
 from lib import (BIN, HddSim, check, db_rows, done, export, mkcorpus, regular_files, run,
@@ -168,14 +169,30 @@ try:
             st = dict(line.split(" ", 1) for line in sh("stats", name).splitlines())
             stalled = int(st["stalled_now"])
         check(stalled and proc.poll() is None, "the scan waits on the read that does not return")
-        time.sleep(31)  # the warning comes after 30 s
+        # the warning comes after 30 s: wait for the line itself, not for
+        # a time (a reader thread gathers stderr as it comes)
+        warned = threading.Event()
+        lines = []
+
+        def gather():
+            for line in proc.stderr:
+                lines.append(line)
+                if "so far (a failing disk?)" in line:
+                    warned.set()
+
+        reader = threading.Thread(target=gather, daemon=True)
+        reader.start()
+        check(warned.wait(120), "a warning while the read is held: " + "".join(lines)[-400:])
         t0 = time.time()
         proc.send_signal(signal.SIGTERM)
         try:
-            out, err = proc.communicate(timeout=60)
+            out = proc.stdout.read() if proc.wait(timeout=60) is not None else ""
         except subprocess.TimeoutExpired:
             proc.kill()
-            out, err = proc.communicate()
+            proc.wait()
+            out = proc.stdout.read()
+        reader.join()
+        err = "".join(lines)
         took = time.time() - t0
         print("SIGTERM to exit with a read held: %.1f s" % took)
         check(proc.returncode == 4, "one SIGTERM ends it, exit 4 (%s): %s" %

@@ -11,6 +11,7 @@ import os
 import random
 import re
 import signal
+import sqlite3
 import subprocess
 import time
 
@@ -52,8 +53,11 @@ with tempdir("resume", base="/dev/shm") as work:
                             db, "SELECT count(*) FROM files WHERE content_hash IS NOT NULL"
                             )[0][0] > stored_before:
                         break
-                except Exception:
-                    pass  # no index yet, or its schema not made yet
+                except sqlite3.OperationalError as e:
+                    # no index yet, or its schema not made yet; anything
+                    # else is a failure of its own
+                    if not any(m in str(e) for m in ("no such table", "unable to open", "is locked")):
+                        raise
             time.sleep(whole * rng.uniform(0, 0.03))
         if p.poll() is None:
             p.send_signal(signal.SIGKILL)

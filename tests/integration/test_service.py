@@ -9,6 +9,7 @@ import os
 import re
 import shutil
 import signal
+import sqlite3
 import subprocess
 import time
 
@@ -114,8 +115,11 @@ with tempdir("svc", base="/dev/shm") as work:
                         bdb, "SELECT count(*) FROM files WHERE last_scan ="
                              " (SELECT max(id) FROM scans) AND last_scan > ?", (before,))[0][0]:
                     break
-            except Exception:
-                pass  # not created yet
+            except sqlite3.OperationalError as e:
+                # not created yet, or its schema not made yet; anything
+                # else is a failure of its own
+                if not any(m in str(e) for m in ("no such table", "unable to open", "is locked")):
+                    raise
         p.send_signal(sig)
         out, err = p.communicate()
         check(p.returncode == 4, "%s: exit 4, got %d: %s" % (sig.name, p.returncode, err[-300:]))
