@@ -287,6 +287,48 @@ static void put_setting(struct strbuf *sb, const char *key, const char *val)
 	sb_addf(sb, quote ? "%s = \"%s\"\n" : "%s = %s\n", key, val);
 }
 
+/* Replace the file at path (and make its folder) with text. */
+static int write_whole(const char *path, const struct strbuf *text, struct sl_err *err)
+{
+	int rc = SL_OK, e = sys_mkdir_parents(path);
+	FILE *f = e ? NULL : sys_fopen(path, "w");
+
+	if (!f)
+		return SL_FAIL(err, SL_E_IO, e ? e : errno, "write %s", path);
+	if (text->len && fwrite(text->p, 1, text->len, f) != text->len)
+		rc = SL_FAIL(err, SL_E_IO, errno, "write %s", path);
+	if (fclose(f) != 0 && rc == SL_OK)
+		rc = SL_FAIL(err, SL_E_IO, errno, "write %s", path);
+	return rc;
+}
+
+#define CFG_HEADER "# seekless configuration (docs/usage.md)\n"
+
+int cfg_create_file(const char *path, const char *sample, struct sl_err *err)
+{
+	struct strbuf out = STRBUF_INIT;
+	char buf[4096];
+	FILE *f = sample ? sys_fopen(sample, "r") : NULL;
+	size_t n;
+	int rc;
+
+	if (!f)
+		sb_adds(&out, CFG_HEADER);
+	while (f && (n = fread(buf, 1, sizeof(buf), f)) > 0)
+		sb_add(&out, buf, n);
+	if (f && ferror(f)) {
+		rc = SL_FAIL(err, SL_E_IO, errno, "read %s", sample);
+		fclose(f);
+		sb_free(&out);
+		return rc;
+	}
+	if (f)
+		fclose(f);
+	rc = out.oom ? SL_FAIL(err, SL_E_NOMEM, 0, "out of memory") : write_whole(path, &out, err);
+	sb_free(&out);
+	return rc;
+}
+
 int cfg_update_file(const char *path, char *const *roots, size_t nroots, const char *schedule,
 		    const char *db, struct sl_err *err)
 {
@@ -294,12 +336,12 @@ int cfg_update_file(const char *path, char *const *roots, size_t nroots, const c
 	char line[4096], key[32];
 	FILE *f = sys_fopen(path, "r");
 	size_t i;
-	int rc = SL_OK, e;
+	int rc;
 
 	if (!f && errno != ENOENT)
 		return SL_FAIL(err, SL_E_IO, errno, "read %s", path);
 	if (!f)
-		sb_adds(&out, "# seekless configuration (docs/usage.md)\n");
+		sb_adds(&out, CFG_HEADER);
 	while (f && fgets(line, sizeof(line), f)) {
 		line_key(line, key, sizeof(key));
 		if ((nroots && strcmp(key, "root") == 0) || (schedule && strcmp(key, "schedule") == 0) ||
@@ -317,20 +359,7 @@ int cfg_update_file(const char *path, char *const *roots, size_t nroots, const c
 		put_setting(&out, "schedule", schedule);
 	if (db)
 		put_setting(&out, "db", db);
-	if (out.oom) {
-		sb_free(&out);
-		return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
-	}
-	e = sys_mkdir_parents(path);
-	f = e ? NULL : sys_fopen(path, "w");
-	if (!f) {
-		rc = SL_FAIL(err, SL_E_IO, e ? e : errno, "write %s", path);
-	} else {
-		if (fwrite(out.p, 1, out.len, f) != out.len)
-			rc = SL_FAIL(err, SL_E_IO, errno, "write %s", path);
-		if (fclose(f) != 0 && rc == SL_OK)
-			rc = SL_FAIL(err, SL_E_IO, errno, "write %s", path);
-	}
+	rc = out.oom ? SL_FAIL(err, SL_E_NOMEM, 0, "out of memory") : write_whole(path, &out, err);
 	sb_free(&out);
 	return rc;
 }

@@ -60,6 +60,13 @@ int cfg_load(struct cfg *c, const char *path, struct sl_err *err);
  * a file that does not exist is not an error. */
 int cfg_read_file(struct cfg *c, const char *path, int missing_ok, struct sl_err *err);
 
+/* Create the configuration file at path, with its folder: a copy of sample
+ * (a package's sample configuration), or, when sample is NULL or cannot be
+ * opened, one comment line.  For a file that does not exist yet: one that
+ * does is replaced.  Returns SL_OK, SL_E_IO (naming the file) or
+ * SL_E_NOMEM. */
+int cfg_create_file(const char *path, const char *sample, struct sl_err *err);
+
 /* Rewrite the configuration file at path (created when missing, with its
  * folder): when nroots > 0 its `root` lines are replaced by roots; when
  * schedule / db are not NULL, those settings are replaced.  Every other

@@ -17,7 +17,7 @@ static const char help[] =
 	"usage: seekless service install|uninstall|status [--user|--system]\n"
 	"                        [--config FILE] [--dest DIR]\n"
 	"                        [--root DIR]... [--at HH:MM] [--db PATH]\n"
-	"                        [--run-as USER]\n"
+	"                        [--run-as USER] [--allow-no-root]\n"
 	"\n"
 	"install    write the units for a nightly `seekless scan --scheduled` and\n"
 	"           enable them (Linux: a systemd service and timer with\n"
@@ -46,12 +46,37 @@ static const char help[] =
 	"  --run-as USER  (install, system) run the scans as this account instead of\n"
 	"                 root; it must be able to read the roots, and is given the\n"
 	"                 index's folder\n"
+	"  --allow-no-root  (install, Windows) register the service though the\n"
+	"                 configuration names no root yet (the installer does): it\n"
+	"                 scans nothing until one is added; the file is created if\n"
+	"                 missing\n"
 	"\n"
 	"Windows: one system-wide service, 'seekless', run as LocalSystem; install\n"
 	"from an elevated prompt.  Configuration %ProgramData%\\seekless\\seekless.conf,\n"
 	"index %ProgramData%\\seekless\\index.db, log seekless-service.log beside the\n"
 	"index.  `seekless service run --config FILE` is what the service manager\n"
 	"starts; it does nothing useful from a console.\n";
+
+/* The sample configuration a package put beside the program at exe, into
+ * out; out stays empty (p NULL) when there is none. */
+static void sample_beside(const char *exe, struct strbuf *out)
+{
+	const char *slash = strrchr(exe, '/'), *bslash = strrchr(exe, '\\');
+	FILE *f;
+
+	if (bslash && (!slash || bslash > slash))
+		slash = bslash;
+	sb_free(out);
+	if (!slash)
+		return;
+	sb_add(out, exe, (size_t)(slash - exe) + 1);
+	sb_adds(out, "seekless.conf.example");
+	f = out->oom ? NULL : sys_fopen(out->p, "r");
+	if (f)
+		fclose(f);
+	else
+		sb_free(out);
+}
 
 /* One line of `service status`'s last scans: when, how started, how it
  * ended, what it found, how long it took. */
@@ -86,11 +111,12 @@ int cmd_service(int argc, char **argv)
 		{"at", required_argument, NULL, 'a'},
 		{"db", required_argument, NULL, 'd'},
 		{"run-as", required_argument, NULL, 'R'},
+		{"allow-no-root", no_argument, NULL, 'N'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	struct strbuf cfgpath = STRBUF_INIT, exe = STRBUF_INIT, dbpath = STRBUF_INIT;
-	struct strbuf report = STRBUF_INIT;
+	struct strbuf report = STRBUF_INIT, sample = STRBUF_INIT;
 	struct svc_opts so;
 	struct cfg cfg;
 	struct sl_err e;
@@ -98,7 +124,7 @@ int cmd_service(int argc, char **argv)
 	struct strbuf rootbuf = STRBUF_INIT;
 	char **roots = NULL, label[32];
 	size_t nroots = 0, cap_roots = 0, nabs = 0;
-	int user = -1, writes, c, rc = SL_OK, code = EXIT_OK;
+	int user = -1, writes, creates, c, rc = SL_OK, code = EXIT_OK, allow_no_root = 0;
 
 	memset(&so, 0, sizeof(so));
 	cfg_init(&cfg);
@@ -119,6 +145,7 @@ int cmd_service(int argc, char **argv)
 		case 'a': at = optarg; break;
 		case 'd': set_db = optarg; break;
 		case 'R': so.run_as = optarg; break;
+		case 'N': allow_no_root = 1; break;
 		case 'r':
 			if (sl_grow(&roots, &cap_roots, nroots + 1, sizeof(*roots)) != 0) {
 				SL_FAIL(&e, SL_E_NOMEM, 0, "out of memory");
@@ -147,8 +174,8 @@ int cmd_service(int argc, char **argv)
 		free(roots);
 		return EXIT_USAGE;
 	}
-	if ((nroots || at) && strcmp(action, "install") != 0) {
-		cli_usage_error(cmd, "--root and --at go with install");
+	if ((nroots || at || allow_no_root) && strcmp(action, "install") != 0) {
+		cli_usage_error(cmd, "--root, --at and --allow-no-root go with install");
 		free(roots);
 		return EXIT_USAGE;
 	}
@@ -158,6 +185,9 @@ int cmd_service(int argc, char **argv)
 	}
 	/* only install writes settings; elsewhere --db only names the index */
 	writes = strcmp(action, "install") == 0 && (nroots || at || set_db);
+	/* and creates a missing file: to write them, or for a service that
+	 * waits for a root */
+	creates = writes || (strcmp(action, "install") == 0 && allow_no_root);
 	so.user = user >= 0 ? user : !sys_is_admin();
 	if (!so.user && !so.dest && !sys_is_admin() && strcmp(action, "status") != 0) {
 		cli_usage_error(cmd, "the system's service needs root; use --user for yours");
@@ -168,7 +198,7 @@ int cmd_service(int argc, char **argv)
 	/* the one configuration file the service will read */
 	if (config) {
 		if (sys_abs_path(config, &cfgpath) != 0 &&
-		    (!writes || prep_abs_name(config, &cfgpath) != 0)) {
+		    (!creates || prep_abs_name(config, &cfgpath) != 0)) {
 			SL_FAIL(&e, SL_E_USAGE, 0, "configuration '%s' not found", config);
 			cli_error("service", &e);
 			code = EXIT_USAGE;
@@ -180,6 +210,27 @@ int cmd_service(int argc, char **argv)
 		goto out;
 	}
 	so.config = cfgpath.p;
+	if (sys_self_exe(&exe) != 0) {
+		SL_FAIL(&e, SL_E_IO, 0, "cannot tell where this program is");
+		cli_error("service", &e);
+		code = EXIT_FATAL;
+		goto out;
+	}
+	so.exe = exe.p;
+	if (creates && sys_can_write(cfgpath.p) == ENOENT) {
+		/* a new file starts as the sample a package put beside the
+		 * program, when there is one (Windows: the excludes a drive's
+		 * root needs, every key explained) */
+		sample_beside(exe.p, &sample);
+		rc = cfg_create_file(cfgpath.p, sample.p, &e);
+		if (rc != SL_OK) {
+			cli_error("service", &e);
+			code = EXIT_FATAL;
+			goto out;
+		}
+		sb_addf(&report, "created %s%s%s\n", cfgpath.p, sample.p ? " from " : "",
+			sample.p ? sample.p : "");
+	}
 	if (writes) {
 		/* absolute roots: the service does not run where we are */
 		size_t i;
@@ -222,16 +273,10 @@ int cmd_service(int argc, char **argv)
 	else
 		sys_default_db_path(&dbpath);
 	so.db = dbpath.p;
-	if (sys_self_exe(&exe) != 0) {
-		SL_FAIL(&e, SL_E_IO, 0, "cannot tell where this program is");
-		cli_error("service", &e);
-		code = EXIT_FATAL;
-		goto out;
-	}
-	so.exe = exe.p;
 
 	if (strcmp(action, "install") == 0) {
-		if (cfg.nroots == 0) {
+		so.no_root = cfg.nroots == 0;
+		if (so.no_root && !allow_no_root) {
 			SL_FAIL(&e, SL_E_USAGE, 0,
 				"%s names no root: add a line 'root = /path/to/photos' first",
 				cfgpath.p);
@@ -298,5 +343,6 @@ out:
 	sb_free(&exe);
 	sb_free(&dbpath);
 	sb_free(&report);
+	sb_free(&sample);
 	return code;
 }

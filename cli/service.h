@@ -27,13 +27,19 @@ struct svc_opts {
 	const char *run_as;   /* system scope: the account the scans run as
 				 (NULL: root; Windows: only LocalSystem) */
 	int db_in_config;     /* the configuration names it (else the units do) */
+	int no_root;          /* install: the configuration names no root yet, and
+				 --allow-no-root says go on (an installer
+				 registering the service before anyone chose
+				 what to index) */
 };
 
 /* Write and enable the units.  What was done, and anything the user should
  * know (e.g. that a user timer needs lingering to run while logged out), is
  * appended to report.  Returns SL_OK; SL_E_USAGE for a schedule the manager
- * rejects; SL_E_IO when a file cannot be written or the manager refused
- * (report says what was already done). */
+ * rejects, or for no_root where the job cannot wait for a root (Linux: the
+ * timer's scans would fail every night; the Windows service waits); SL_E_IO
+ * when a file cannot be written or the manager refused (report says what
+ * was already done). */
 int svc_install(const struct svc_opts *o, struct strbuf *report, struct sl_err *err);
 
 /* Disable and remove the units.  Removing what is not installed is not an

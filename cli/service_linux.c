@@ -417,6 +417,12 @@ int svc_install(const struct svc_opts *o, struct strbuf *report, struct sl_err *
 	struct passwd *pw = NULL;
 	int rc, e;
 
+	if (o->no_root)
+		return SL_FAIL(err, SL_E_USAGE, 0,
+			       "%s names no root: the timer's scans would fail every night; add a "
+			       "line 'root = /path/to/photos' first (--allow-no-root is for the "
+			       "Windows service, which waits for one)",
+			       o->config);
 	if (o->run_as) {
 		if (o->user)
 			return SL_FAIL(err, SL_E_USAGE, 0, "--run-as is for the system's service");

@@ -182,6 +182,9 @@ int svc_install(const struct svc_opts *o, struct strbuf *report, struct sl_err *
 		sb_addf(report, "note: the shutdown wait was not set: a shutdown gives a scan the "
 			"system's default (10 s since Windows 10 1703) to stop\n");
 	sb_addf(report, "%s service 'seekless': %s\n", created ? "created" : "updated", cmd.p);
+	if (o->no_root)
+		sb_addf(report, "note: %s names no root yet: the service scans nothing until one "
+			"is added (`seekless service install --root DIR`, elevated)\n", o->config);
 	sb_addf(report, "schedule: %s; it starts with Windows, or now with `sc start seekless`\n",
 		when.p);
 	rc = SL_OK;
@@ -568,6 +571,24 @@ static int run_scan(void)
 	return (int)code;
 }
 
+/* Whether the configuration names a root now.  Read before every run, not
+ * once: the installer registers the service before anyone chose what to
+ * index, and a root added later (`service install --root`, or an edit)
+ * counts from the next slot on, without a restart.  A file that cannot be
+ * read counts as naming one: the scan then says what is wrong, in the log
+ * and the Event Log. */
+static int has_root(void)
+{
+	struct cfg cfg;
+	struct sl_err e;
+	int yes;
+
+	cfg_init(&cfg);
+	yes = cfg_load(&cfg, g_config, &e) != SL_OK || cfg.nroots > 0;
+	cfg_free(&cfg);
+	return yes;
+}
+
 static void WINAPI service_main(DWORD argc, wchar_t **argv)
 {
 	struct strbuf db = STRBUF_INIT, log = STRBUF_INIT, stamp = STRBUF_INIT;
@@ -636,7 +657,7 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 		int code;
 
 		slot_around(minutes, now, &slot, &next);
-		if (read_stamp(stamp.p) < slot) {
+		if (read_stamp(stamp.p) < slot && has_root()) {
 			logf_("scan starts%s", read_stamp(stamp.p) ? "" : " (no completed run yet)");
 			code = run_scan();
 			logf_("scan ended with exit status %d", code);
@@ -652,6 +673,11 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 				break; /* failed: try again in 15 minutes, not in a loop */
 			continue;
 		}
+		/* nothing to index is not a failure: no Event Log error, and
+		 * no retry every 15 minutes; the next slot looks again */
+		if (read_stamp(stamp.p) < slot)
+			logf_("%s names no root yet: nothing to scan (add one: `seekless service "
+			      "install --root DIR`, elevated)", g_config);
 		ms = (DWORD)((next - now) * 1000); /* next > now: slot.h */
 		logf_("next scan in %ld min", (long)((next - now) / 60));
 		if (wait_until(next, ms))
