@@ -793,6 +793,9 @@ SKIP = [
                                        "(tests/integration/test_install.py installs with --prefix)"),
     (r"bash tools/deb/build\.sh|apt-get install \./build-deb/seekless_\*\.deb",
      MACHINE + ": builds and installs the Debian package (tests/deb/run.sh, in CI)"),
+    (r"bash tools/win/cross-build\.sh( --no-test)?",
+     MACHINE + ": installs mingw-w64, Wine and msitools (apt-get), builds and packages for "
+               "Windows (CI runs it; tests/win/test_win_install.py installs the MSI under Wine)"),
     (r"cp /usr/share/doc/seekless/examples/seekless\.conf /etc/seekless\.conf|"
      r"mkdir -p ~/\.config/seekless && cp /usr/share/doc/seekless/examples/seekless\.conf "
      r"~/\.config/seekless/config|systemctl (--user )?enable --now seekless\.timer",

@@ -7,7 +7,8 @@ import os
 import sqlite3
 import time
 
-from winlib import check, done, need_tools, seekless, wine, tmpdir, corpus, winpath
+from winlib import (check, done, need_tools, seekless, wine, tmpdir, corpus, winpath, prefix_path,
+                    wait_for, svc_state as state, svc_start as start)
 
 need_tools()
 base = tmpdir("svc")
@@ -16,23 +17,6 @@ corpus(tree, 30)
 conf = os.path.join(base, "seekless.conf")
 db = os.path.join(base, "index.db")
 log = os.path.join(base, "seekless-service.log")
-
-
-def state():
-    rc, out, _ = wine("sc", "query", "seekless")
-    for line in out.splitlines():
-        if "STATE" in line:
-            return line.split()[-1]
-    return "NONE"
-
-
-def wait_for(pred, timeout, step=0.1):
-    t0 = time.time()
-    while time.time() - t0 < timeout:
-        if pred():
-            return time.time() - t0
-        time.sleep(step)
-    return None
 
 
 def read_text(path):
@@ -58,19 +42,6 @@ with open(conf) as f:
     text = f.read()
 check("root = Z:" + tree in text and "schedule = 03:00" in text and "db = " in text,
       "install wrote the settings into the configuration: " + text)
-
-def start():
-    """sc start; Wine's service manager may still be settling (after
-    wineboot, or a service just deleted): retry a few times before calling
-    it a failure."""
-    for attempt in range(10):
-        rc, out, err = wine("sc", "start", "seekless")
-        if rc == 0 or state() in ("RUNNING", "START_PENDING"):
-            break
-        print("sc start attempt %d: %d %s %s" % (attempt, rc, out.strip(), err.strip()))
-        time.sleep(1)
-    check(rc == 0 or state() == "RUNNING", "sc start: %d %s %s" % (rc, out, err))
-
 
 start()
 took = wait_for(lambda: "scan ended with exit status" in log_text(), 120)
@@ -154,8 +125,7 @@ with open(conf) as f:
     lines = [l for l in f if not l.startswith("db =") and not l.startswith("jobs =")]
 with open(conf, "w") as f:
     f.writelines(lines)
-pdata = os.path.join(os.environ.get("WINEPREFIX", os.path.expanduser("~/.wine")),
-                     "drive_c", "ProgramData", "seekless")
+pdata = prefix_path("ProgramData", "seekless")
 sysdb, syslog = os.path.join(pdata, "index.db"), os.path.join(pdata, "seekless-service.log")
 for f in (sysdb, syslog, os.path.join(pdata, "seekless-service.last")):
     if os.path.exists(f):

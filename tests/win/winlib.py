@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import tempfile
+import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 from lib import check, done, skip  # noqa: E402,F401
@@ -53,3 +54,42 @@ def tmpdir(tag):
 def corpus(dest, files, seed=1, median="40k"):
     subprocess.run([MKCORPUS, "--files", str(files), "--median", median, "--seed", str(seed),
                     "--no-sync", dest], check=True, capture_output=True)
+
+
+def prefix_path(*parts):
+    """A path inside the Wine prefix's C: drive, as the host sees it."""
+    return os.path.join(os.environ.get("WINEPREFIX", os.path.expanduser("~/.wine")),
+                        "drive_c", *parts)
+
+
+def wait_for(pred, timeout, step=0.1):
+    """Seconds until pred() held, or None after timeout seconds."""
+    t0 = time.time()
+    while time.time() - t0 < timeout:
+        if pred():
+            return time.time() - t0
+        time.sleep(step)
+    return None
+
+
+def svc_state():
+    """The service's state as `sc query` names it (RUNNING, STOPPED...), or
+    NONE when there is no such service."""
+    rc, out, _ = wine("sc", "query", "seekless")
+    for line in out.splitlines():
+        if "STATE" in line:
+            return line.split()[-1]
+    return "NONE"
+
+
+def svc_start():
+    """sc start; Wine's service manager may still be settling (after
+    wineboot, or a service just deleted): retry a few times before calling
+    it a failure.  Returns whether it runs."""
+    for attempt in range(10):
+        rc, out, err = wine("sc", "start", "seekless")
+        if rc == 0 or svc_state() in ("RUNNING", "START_PENDING"):
+            break
+        print("sc start attempt %d: %d %s %s" % (attempt, rc, out.strip(), err.strip()))
+        time.sleep(1)
+    return check(rc == 0 or svc_state() == "RUNNING", "sc start: %d %s %s" % (rc, out, err))

@@ -3,7 +3,9 @@
 # under Wine.  Everything lands in build-win/:
 #   build-win/deps/     SQLite, libjpeg-turbo, expat, zlib, xxHash built from
 #                       Debian's source packages (built once, then reused)
-#   build-win/          seekless.exe, mkcorpus.exe, the test programs
+#   build-win/          seekless.exe, mkcorpus.exe, the test programs, and
+#                       the packages: seekless-VERSION-x64.msi and .zip
+#                       (tools/win/package.sh)
 #   build-win/wineprefix  the Wine prefix the tests run in
 # Usage: bash tools/win/cross-build.sh [--no-test]
 # docs/windows.md explains what is (and is not) verified this way.
@@ -24,7 +26,9 @@ run_tests=1
 # zlib comes built from Debian's own mingw package (libz-mingw-w64-dev) and
 # xxHash from the host's header (libxxhash-dev: the whole implementation is
 # in xxhash.h), so only SQLite, libjpeg-turbo and expat need source downloads.
-pkgs=(gcc-mingw-w64-x86-64 nasm wine64 wine tcl dpkg-dev cmake make libz-mingw-w64-dev libxxhash-dev)
+# wixl, msitools and zip make the packages (tools/win/package.sh).
+pkgs=(gcc-mingw-w64-x86-64 nasm wine64 wine tcl dpkg-dev cmake make libz-mingw-w64-dev libxxhash-dev
+      wixl msitools zip)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -32,8 +36,10 @@ done
 sudo=""
 [ "$(id -u)" -eq 0 ] || sudo="sudo"
 need_src=0
-# a dependency added since the last build (expat) means building them again
-[ -f "$deps/.done" ] && [ -f "$prefix/lib/libexpat.a" ] || rm -f "$deps/.done"
+# a dependency added since the last build (expat), or the licences the
+# packages ship (kept since), means building them again
+[ -f "$deps/.done" ] && [ -f "$prefix/lib/libexpat.a" ] && [ -f "$prefix/licenses/expat.txt" ] ||
+  rm -f "$deps/.done"
 [ -f "$deps/.done" ] || need_src=1
 if [ $need_src = 1 ] && ! grep -rqs '^Types:.*deb-src\|^deb-src' /etc/apt/sources.list /etc/apt/sources.list.d/; then
   # Same archive, suites and keyring as the binary entries.
@@ -189,6 +195,14 @@ if [ ! -f "$deps/.done" ]; then
   printf 'prefix=%s\nName: expat\nDescription: expat\nVersion: 0\nCflags: -I${prefix}/include -DXML_STATIC\nLibs: -L${prefix}/lib -lexpat\n' \
     "$prefix" > "$prefix/lib/pkgconfig/expat.pc"
 
+  # The licences of what is linked in, from the sources built, for the
+  # packages (tools/win/package.sh adds those of the host's mingw-w64,
+  # zlib and xxHash packages).
+  mkdir -p "$prefix/licenses"
+  cp "$s/LICENSE.md" "$prefix/licenses/sqlite.txt"
+  cat "$j/LICENSE.md" "$j/README.ijg" > "$prefix/licenses/libjpeg-turbo.txt"
+  cp "$x/COPYING" "$prefix/licenses/expat.txt"
+
   # pkg-config files, so the main CMakeLists.txt finds them as on Linux.
   for m in sqlite3:sqlite3 libxxhash:xxhash zlib:z; do
     name=${m%%:*}; lib=${m##*:}
@@ -208,6 +222,8 @@ fi
         -DSEEKLESS_HOST_MKCORPUS="$top/build/mkcorpus" >/dev/null
 )
 cmake --build "$out" -j"$jobs"
+# the MSI and the portable zip, which test_win_install installs and unpacks
+bash tools/win/package.sh "$out"
 [ $run_tests = 1 ] || exit 0
 
 # The Windows tests generate their photo trees with the host's mkcorpus.
@@ -220,6 +236,10 @@ fi
 # --- tests under Wine: one prefix, one wineserver kept alive for the run
 export WINEPREFIX=$out/wineprefix WINEDEBUG=-all WINEDLLOVERRIDES="mscoree,mshtml="
 export SEEKLESS_WINE=1
+# this script installs all the Windows tests need (Wine, the packages'
+# tools, the corpus generator): a test that finds something missing fails
+# instead of skipping (SEEKLESS_REQUIRE_ALL=0 to let it skip)
+export SEEKLESS_REQUIRE_ALL=${SEEKLESS_REQUIRE_ALL:-1}
 stop_wine() { wineserver -k 2>/dev/null || true; wineserver -w 2>/dev/null || true; }
 stop_wine
 # A fresh prefix each run (about 5 s): a service left registered by an
