@@ -95,8 +95,9 @@ int sys_drop_caches(void);
 
 /* Lock file at path (created 0600): exclusive, not waiting, released when
  * the process ends however it ends.  Returns 0 (*handle set; our pid is
- * written in the file), EWOULDBLOCK (*holder = the pid written by the
- * process that holds it, 0 if unknown), or another errno value. */
+ * written in the file), EWOULDBLOCK (*holder = the process that holds it:
+ * as the system says where it can (Linux: /proc/locks), else the pid that
+ * process wrote in the file; 0 if unknown), or another errno value. */
 int sys_lock(const char *path, void **handle, long *holder);
 void sys_unlock(void *handle);
 

@@ -370,6 +370,34 @@ struct lock {
 	int fd;
 };
 
+/* Who holds the flock on fd's file, as the kernel says (/proc/locks, the
+ * line "N: FLOCK  ADVISORY  WRITE PID MAJ:MIN:INODE ..."); 0 when it does
+ * not say (no /proc, or a holder in a pid namespace not ours).  The pid in
+ * the file is only the holder's word, written after its flock: a holder
+ * not yet there (or that could not write) leaves the pid of the one before,
+ * a process gone, or by now another process altogether. */
+static long flock_holder(int fd)
+{
+	struct stat st;
+	char line[256], kind[16], mode[16];
+	unsigned int maj, min;
+	unsigned long long ino;
+	long pid = 0, p;
+	FILE *f;
+
+	if (fstat(fd, &st) != 0 || !(f = fopen("/proc/locks", "re")))
+		return 0;
+	while (!pid && fgets(line, sizeof(line), f))
+		/* a waiter's line reads "N: -> FLOCK ...": not a holder */
+		if (sscanf(line, "%*d: %15s %*s %15s %ld %x:%x:%llu", kind, mode, &p, &maj, &min,
+			   &ino) == 6 &&
+		    strcmp(kind, "FLOCK") == 0 && strcmp(mode, "WRITE") == 0 &&
+		    maj == major(st.st_dev) && min == minor(st.st_dev) && ino == st.st_ino)
+			pid = p;
+	fclose(f);
+	return pid;
+}
+
 int sys_lock(const char *path, void **handle, long *holder)
 {
 	struct lock *l;
@@ -387,7 +415,8 @@ int sys_lock(const char *path, void **handle, long *holder)
 	if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
 		ssize_t n;
 		e = errno;
-		n = pread(fd, buf, sizeof(buf) - 1, 0);
+		*holder = flock_holder(fd);
+		n = *holder ? 0 : pread(fd, buf, sizeof(buf) - 1, 0);
 		if (n > 0) {
 			buf[n] = '\0';
 			*holder = strtol(buf, NULL, 10);

@@ -435,11 +435,20 @@ int db_lock(struct db *db, struct sl_err *err)
 	if (lp.oom)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "database: out of memory");
 	e = sys_lock(lp.p, &db->lock, &holder);
+	/* scans and purges take it alike: the holder may be either */
+	if (e == EWOULDBLOCK && holder > 0) {
+		SL_FAIL(err, SL_E_RESOURCE, 0,
+			"another seekless (pid %ld) is using the index %s (a scan or a purge); wait "
+			"for it to finish or stop it",
+			holder, db->path);
+		sb_free(&lp);
+		return SL_E_RESOURCE;
+	}
 	if (e == EWOULDBLOCK) {
 		SL_FAIL(err, SL_E_RESOURCE, 0,
-			"another seekless (pid %ld) is scanning the index %s; wait for it to finish "
-			"or stop it",
-			holder, db->path);
+			"another seekless is using the index %s (a scan or a purge; which process, "
+			"the system does not say); wait for it to finish or stop it",
+			db->path);
 		sb_free(&lp);
 		return SL_E_RESOURCE;
 	}

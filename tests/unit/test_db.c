@@ -746,7 +746,7 @@ static void test_lock(void)
 	CHECK_INT(db_open(path, 1, &b, &e), SL_OK);
 	CHECK_INT(db_lock(b, &e), SL_E_RESOURCE);
 	CHECK(strstr(e.msg, "another seekless (pid ") != NULL);
-	CHECK(strstr(e.msg, "is scanning the index") != NULL);
+	CHECK(strstr(e.msg, "is using the index") != NULL);
 	db_close(a); /* as if killed: the scan row stays 'running' */
 	CHECK_INT(db_lock(b, &e), SL_OK);
 	sqlite3_prepare_v2(b->h, "SELECT status, message FROM scans", -1, &st, NULL);
