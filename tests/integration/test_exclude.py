@@ -27,9 +27,10 @@ import subprocess
 
 from lib import (check, db_rows, done, need_root, regular_files, run, skip, tempdir, xxh128,
                  BIN)
+from readorder import have_strace, strace_env
 
 need_root()  # strace follows a scan that drops capabilities and sandboxes itself
-if subprocess.run(["strace", "-V"], capture_output=True).returncode != 0:
+if not have_strace():
     skip("no strace")
 
 # (path below the root, excluded by a pattern itself, kind); files inside an
@@ -100,7 +101,7 @@ with tempdir("excl", base="/dev/shm") as work:
     p = subprocess.run(["strace", "-f", "-qq", "-v", "-s", "256", "-o", log,
                         "-e", "trace=%file,getdents64", BIN, "scan", "--json", "--db", db]
                        + excl_args + [root],
-                       capture_output=True, text=True)
+                       capture_output=True, text=True, env=strace_env())
     check(p.returncode == 0, "scan --exclude: exit 0: %d %s" % (p.returncode, p.stderr[-400:]))
     walk = json.loads(p.stdout)["walk"] if p.returncode == 0 else {}
     check((walk.get("excluded_files"), walk.get("excluded_dirs")) == (want_files, want_dirs),

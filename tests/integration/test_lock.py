@@ -24,9 +24,10 @@ import time
 
 from lib import (BIN, check, db_rows, done, export, mkcorpus, need_root, regular_files, run,
                  skip, tempdir, xxh128)
+from readorder import have_strace
 
 need_root()  # strace's ptrace of a process that drops capabilities and sandboxes itself
-if subprocess.run(["strace", "-V"], capture_output=True).returncode != 0:
+if not have_strace():
     skip("no strace")
 
 # the held process outlives strace (detached, it goes on): make this process
