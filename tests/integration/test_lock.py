@@ -11,8 +11,8 @@ locks with fcntl) far beyond anything this test waits for, and detaches on
 SIGTERM (-I1), when the holder goes on.  The event waited for is the
 kernel's: /proc/locks shows a write flock on the index's lock file held by
 the holder's pid.  The references: that pid (the kernel's, and the child
-strace started), sqlite3 on the index for what was changed, xxhsum for the
-holder's records.  Held right after flock, the holder has not yet written
+this test started), sqlite3 on the index for what was changed, xxhsum for
+the holder's records.  Held right after flock, the holder has not yet written
 its pid into the lock file: the file still names the previous scan, a
 process long gone, which is the wrong answer."""
 import ctypes
@@ -30,8 +30,8 @@ need_root()  # strace's ptrace of a process that drops capabilities and sandboxe
 if not have_strace():
     skip("no strace")
 
-# the held process outlives strace (detached, it goes on): make this process
-# the reaper of orphaned descendants, so that its exit status is ours to read
+# strace -D runs as an orphaned grandchild: make this process the reaper of
+# orphaned descendants, so that strace is waited for here and no zombie stays
 PR_SET_CHILD_SUBREAPER = 36
 libc = ctypes.CDLL(None, use_errno=True)
 check(libc.prctl(PR_SET_CHILD_SUBREAPER, 1, 0, 0, 0) == 0, "prctl(PR_SET_CHILD_SUBREAPER)")
