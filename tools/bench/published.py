@@ -188,7 +188,15 @@ def main():
                             "--db", os.path.join(work, "bench.db"), "--cold-cmd",
                             " ".join(SH + ["remount", name]), root], check=True)
     finally:
-        subprocess.run(SH + ["down", name], capture_output=True)
+        # the loop device may let go of the emulator's file a while after
+        # it is detached: down says so, and is run again
+        for _ in range(5):
+            p = subprocess.run(SH + ["down", name], capture_output=True, text=True)
+            if p.returncode == 0:
+                break
+        else:
+            print("published.py: could not take %s down: %s" % (name, p.stderr.strip()),
+                  file=sys.stderr)
         shutil.rmtree(work, ignore_errors=True)
 
 
