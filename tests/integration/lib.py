@@ -1,8 +1,9 @@
 """Helpers for the integration tests: run seekless, build real file systems
 on loop devices, read filefrag and xxhsum as independent oracles.
 
-Tests that need root or loop devices exit 77 (CTest: skipped) when they are
-not available, unless SEEKLESS_REQUIRE_ALL=1 (CI), where that is a failure.
+Tests (or parts of them) that need root, loop devices, a tool or the shared
+corpus exit 77 (CTest: skipped) when they are not available, unless
+SEEKLESS_REQUIRE_ALL=1 (CI), where that is a failure.
 """
 import contextlib
 import errno
@@ -50,6 +51,7 @@ EXPORT_KEYS = ["path", "size", "mtime", "format", "width", "height", "make", "mo
                "embedded_video"]
 
 _failures = []
+_skipped = []
 
 
 def check(cond, what):
@@ -60,20 +62,42 @@ def check(cond, what):
     return cond
 
 
+def required():
+    """Every test must run (SEEKLESS_REQUIRE_ALL=1: CI, and tests/run.sh
+    as root): a skip would hide what was not tested."""
+    return os.environ.get("SEEKLESS_REQUIRE_ALL") == "1"
+
+
 def done():
-    print("%d failed checks" % len(_failures), file=sys.stderr)
-    sys.exit(1 if _failures else 0)
+    """Exit 1 when a check failed; else 77 (skipped) when a part could not
+    run (skip_part), 1 for that where every test is required; else 0."""
+    print("%d failed checks%s" % (len(_failures), ", %d parts not run" % len(_skipped)
+                                  if _skipped else ""), file=sys.stderr)
+    if _failures:
+        sys.exit(1)
+    if _skipped:
+        sys.exit(1 if required() else SKIP)
+    sys.exit(0)
 
 
-def skip(why, required=True):
-    """Exit 77 (skipped).  required: a missing capability (root, loop
-    devices, mkfs), which SEEKLESS_REQUIRE_ALL=1 turns into a failure;
-    otherwise missing optional data, always a skip."""
-    if required and os.environ.get("SEEKLESS_REQUIRE_ALL") == "1":
+def skip(why):
+    """Nothing of the test can run here (not root, no loop devices, a tool
+    or the shared corpus missing): exit 77 (skipped), which
+    SEEKLESS_REQUIRE_ALL=1 turns into a failure."""
+    if required():
         print("required but not possible here: " + why, file=sys.stderr)
         sys.exit(1)
     print("skip: " + why, file=sys.stderr)
     sys.exit(SKIP)
+
+
+def skip_part(why):
+    """A part of the test cannot run here: say so and go on with the rest;
+    done() then makes the whole a skip, or a failure where every test is
+    required."""
+    print(("required but not possible here: " if required() else "skip: ") + why,
+          file=sys.stderr)
+    _skipped.append(why)
 
 
 def need_root():

@@ -1081,7 +1081,7 @@ def main():
     # the loop devices are detached
     signal.signal(signal.SIGTERM, lambda sig, frame: sys.exit(128 + sig))
     if not os.path.isdir(CORPUS):
-        skip("no shared corpus at %s" % CORPUS, required=False)
+        skip("no shared corpus at %s" % CORPUS)
     all_ex = {rel: examples(rel) for rel in DOCS}
     for rel in DOCS:  # the extraction itself
         check(len(all_ex[rel]) >= 5, "%s: %d examples found" % (rel, len(all_ex[rel])))

@@ -9,7 +9,7 @@ import shutil
 import subprocess
 import sys
 
-from lib import check, done, tempdir
+from lib import check, done, skip_part, tempdir
 
 cmake, build = sys.argv[1], sys.argv[2]
 
@@ -76,6 +76,8 @@ with tempdir("install") as work:
                 check(p.returncode == 0 and not (p.stdout + p.stderr).strip(),
                       "systemd-analyze verify (%s units) is silent: %s%s"
                       % (scope, p.stdout, p.stderr))
+        else:
+            skip_part("systemd-analyze is not installed: the installed units are not verified")
 
     # staged as a package build does: DESTDIR, prefix /usr
     stage = os.path.join(work, "stage")

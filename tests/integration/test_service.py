@@ -13,8 +13,8 @@ import sqlite3
 import subprocess
 import time
 
-from lib import (BIN, check, db_rows, done, export, mkcorpus, regular_files, run, tempdir,
-                 xxh128)
+from lib import (BIN, check, db_rows, done, export, mkcorpus, regular_files, run, skip_part,
+                 tempdir, xxh128)
 
 SHIPPED = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "dist", "systemd")
 
@@ -154,7 +154,7 @@ with tempdir("svc", base="/dev/shm") as work:
         check(p.returncode == 0 and not p.stdout.strip() and not p.stderr.strip(),
               "systemd-analyze verify is silent: %s %s" % (p.stdout, p.stderr))
     else:
-        check(os.environ.get("SEEKLESS_REQUIRE_ALL") != "1", "systemd-analyze installed")
+        skip_part("systemd-analyze is not installed: the units are not verified")
 
     # the shipped units are what install writes for the default system setup
     sysconf = os.path.join(work, "sys.conf")

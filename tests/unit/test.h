@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "common/anchor.h"
+#include "common/sys.h"
 #include "scanner/walk.h"
 
 static int t_failures;
@@ -54,10 +55,44 @@ static int t_checks;
 		fprintf(stderr, "%s %s\n", t_failures == t_before ? "ok  " : "FAIL", #fn); \
 	} while (0)
 
+/* Parts of the test that could not run here (t_skip_part). */
+static int t_skips;
+
+/* 1 when every test must run (SEEKLESS_REQUIRE_ALL=1: CI, and tests/run.sh
+ * as root), where a skip would hide what was not tested. */
+static inline int t_required(void)
+{
+	const char *all = getenv("SEEKLESS_REQUIRE_ALL");
+	return all && strcmp(all, "1") == 0;
+}
+
+/* A part of the test cannot run here (not root, no corpus...): say why and
+ * go on with the rest; t_done then makes the whole a skip, or a failure
+ * where every test is required. */
+static inline void t_skip_part(const char *why)
+{
+	fprintf(stderr, "%s: %s\n", t_required() ? "required but not possible here" : "skip", why);
+	t_skips++;
+}
+
+/* The status to exit with: 1 when a check failed; else 77 (CTest's
+ * SKIP_RETURN_CODE) when a part was skipped, 1 for that when every test is
+ * required; else 0. */
 static inline int t_done(void)
 {
-	fprintf(stderr, "%d checks, %d failed\n", t_checks, t_failures);
-	return t_failures ? 1 : 0;
+	fprintf(stderr, "%d checks, %d failed, %d parts not run\n", t_checks, t_failures, t_skips);
+	if (t_failures)
+		return 1;
+	if (t_skips)
+		return t_required() ? 1 : 77;
+	return 0;
+}
+
+/* Nothing of the test can run here: t_skip_part, and exit as t_done says. */
+static inline void t_skip(const char *why)
+{
+	t_skip_part(why);
+	exit(t_done());
 }
 
 /* The folder of path held as an anchor (anchor.h, as a scan holds its
@@ -118,9 +153,19 @@ int t_unlink(const char *path);
  * when others may (or that user is missing), -1 when it cannot be told. */
 int t_private(const char *path);
 
+/* A copy of the n bytes at src in memory that ends where an inaccessible
+ * page begins: a read past its end faults at once, in every build, where
+ * only AddressSanitizer would see it in a malloc'd copy.  Exits when
+ * memory cannot be had; t_unguard(p, n) gives it back. */
+unsigned char *t_guarded(const void *src, size_t n);
+void t_unguard(unsigned char *p, size_t n);
+
 /* Local time from now on is that of zone (an IANA name such as
- * "Europe/Berlin"), as TZ sets it for the C library. */
-void t_set_tz(const char *zone);
+ * "Europe/Berlin"), as TZ sets it for the C library.  Returns 1 where the
+ * C library reads IANA names (a zone it does not know is then missing
+ * from the machine), 0 where it reads only POSIX forms ("EST5EDT":
+ * Windows' runtime). */
+int t_set_tz(const char *zone);
 
 /* The next number of a splitmix64 sequence kept in *state. */
 static inline uint64_t t_rnd(uint64_t *state)
@@ -143,12 +188,12 @@ static inline unsigned char *t_bytes(size_t n, uint64_t seed)
 	return p;
 }
 
-/* Read a whole file; NULL when missing or not a file to read (a folder
- * opens too, and ext4 puts its end at LLONG_MAX: no test file is near
- * 1 GiB). */
+/* Read a whole file (a UTF-8 path, on Windows too); NULL when missing or
+ * not a file to read (a folder opens too, and ext4 puts its end at
+ * LLONG_MAX: no test file is near 1 GiB). */
 static inline unsigned char *t_read(const char *path, size_t *len)
 {
-	FILE *f = fopen(path, "rb");
+	FILE *f = sys_fopen(path, "rb");
 	unsigned char *p;
 	long n;
 	if (!f)

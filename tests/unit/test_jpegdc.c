@@ -310,8 +310,9 @@ static void test_corpus(void)
 	int agreed = 0, refused = 0, seen[3] = { 0, 0, 0 };
 
 	if (!d) {
-		fprintf(stderr, "no corpus at %s\n", dir);
-		CHECK(!getenv("SEEKLESS_REQUIRE_ALL") || strcmp(getenv("SEEKLESS_REQUIRE_ALL"), "1"));
+		char why[4200];
+		snprintf(why, sizeof(why), "no shared corpus at %s", dir);
+		t_skip_part(why);
 		return;
 	}
 	while ((de = readdir(d)) != NULL) {

@@ -2,6 +2,7 @@
 #include "tests/unit/test.h"
 
 #include <fcntl.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -63,8 +64,38 @@ int t_private(const char *path)
 	return (st.st_mode & 0777) == 0600;
 }
 
-void t_set_tz(const char *zone)
+int t_set_tz(const char *zone)
 {
 	setenv("TZ", zone, 1);
 	tzset();
+	return 1;
+}
+
+/* The copy's pages, the guard page after them: the copy sits at the end
+ * of the pages so that its last byte is the one before the guard. */
+static size_t guard_span(size_t n, size_t *page)
+{
+	*page = (size_t)sysconf(_SC_PAGESIZE);
+	return (n + *page - 1) / *page * *page;
+}
+
+unsigned char *t_guarded(const void *src, size_t n)
+{
+	size_t page, span = guard_span(n, &page);
+	unsigned char *base = mmap(NULL, span + page, PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (base == MAP_FAILED || mprotect(base + span, page, PROT_NONE) != 0) {
+		fprintf(stderr, "t_guarded: %s\n", strerror(errno));
+		exit(2);
+	}
+	if (n)
+		memcpy(base + span - n, src, n);
+	return base + span - n;
+}
+
+void t_unguard(unsigned char *p, size_t n)
+{
+	size_t page, span = guard_span(n, &page);
+	munmap(p + n - span, span + page);
 }

@@ -173,9 +173,41 @@ int t_private(const char *path)
 
 /* The C runtime reads TZ only in its own form ("CET-1CEST"), and with
  * United States rules: an IANA name gives no zone, which the tests detect
- * and skip. */
-void t_set_tz(const char *zone)
+ * and pass over. */
+int t_set_tz(const char *zone)
 {
 	_putenv_s("TZ", zone);
 	_tzset();
+	return 0;
+}
+
+/* As tplat_posix.c's: the copy ends where the guard page begins. */
+static size_t guard_span(size_t n, size_t *page)
+{
+	SYSTEM_INFO si;
+	GetSystemInfo(&si);
+	*page = si.dwPageSize;
+	return (n + *page - 1) / *page * *page;
+}
+
+unsigned char *t_guarded(const void *src, size_t n)
+{
+	size_t page, span = guard_span(n, &page);
+	unsigned char *base = VirtualAlloc(NULL, span + page, MEM_RESERVE | MEM_COMMIT,
+					   PAGE_READWRITE);
+	DWORD old;
+
+	if (!base || !VirtualProtect(base + span, page, PAGE_NOACCESS, &old)) {
+		fprintf(stderr, "t_guarded: error %lu\n", (unsigned long)GetLastError());
+		exit(2);
+	}
+	if (n)
+		memcpy(base + span - n, src, n);
+	return base + span - n;
+}
+
+void t_unguard(unsigned char *p, size_t n)
+{
+	size_t page, span = guard_span(n, &page);
+	VirtualFree(p + n - span, 0, MEM_RELEASE);
 }
