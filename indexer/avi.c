@@ -124,10 +124,13 @@ static void parse_list(struct avi *a, size_t pos, size_t end, int in_hdrl)
 	while (pos + 8 <= end) {
 		uint32_t size;
 		size_t body = pos + 8;
+		int cut = 0;
 		if (bc_le32(c, pos + 4, &size))
 			return;
-		if (size > end - body)
+		if (size > end - body) {
 			size = (uint32_t)(end - body); /* cut short: read what is there */
+			cut = 1;
+		}
 		if (bc_is(c, pos, "LIST", 4) && size >= 4) {
 			if (bc_is(c, body, "movi", 4)) {
 				/* the media data, skipped in one step; after it may
@@ -144,7 +147,11 @@ static void parse_list(struct avi *a, size_t pos, size_t end, int in_hdrl)
 			bc_le32(c, body + 36, &a->h);
 			a->have_avih = 1;
 		} else if (bc_is(c, pos, "IDIT", 4)) {
-			parse_idit(a->m, c->p + body, size);
+			/* a date cut short reads as another ("... 2003" as year 2) */
+			if (cut)
+				x_warn(a->m, "avi: capture date cut short");
+			else
+				parse_idit(a->m, c->p + body, size);
 		} else if (!in_hdrl && bc_is(c, pos, "_PMX", 4)) {
 			xmp_parse(c->p + body, size, a->m, DS_XMP); /* Adobe's XMP packet */
 		}

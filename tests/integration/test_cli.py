@@ -14,7 +14,7 @@ import subprocess
 import time
 
 from lib import (BIN, EXPORT_KEYS, MKCORPUS, check, done, mkcorpus, regular_files, run,
-                 skip_part, tempdir)
+                 skip_part, tempdir, xxh128)
 
 
 def cgroup_limits():
@@ -213,7 +213,14 @@ with tempdir("cli") as work:
     recs = [json.loads(l) for l in lines]
     bad = [r for r in recs if r["error"]]
     check(len(bad) == 1 and bad[0]["path"].endswith("not-a.jpg"), "the one error: %s" % bad)
-    check(bad[0]["content_hash"] is not None, "a corrupt file is still hashed")
+    # XXH3-128 of the bytes, as xxhsum -H2 (xxh128sum) prints it (docs/schema.md)
+    sums = xxh128(files)
+    check(bad and bad[0]["content_hash"] == sums.get(bad[0]["path"]),
+          "a corrupt file is still hashed, as xxhsum hashes it: %s vs %s"
+          % (bad and bad[0]["content_hash"], bad and sums.get(bad[0]["path"])))
+    wrong = [(r["path"], r["content_hash"], sums.get(r["path"])) for r in recs
+             if r["content_hash"] != sums.get(r["path"])]
+    check(not wrong, "every content hash is xxhsum's: %s" % wrong[:3])
     rc, out, err = run("export", "--db", db, "--format", "csv")
     rows = list(csv.reader(io.StringIO(out)))
     check(rows[0] == EXPORT_KEYS, "CSV header: %s" % rows[0])

@@ -36,12 +36,14 @@ need_root()
 NOBODY = pwd.getpwnam("nobody")
 
 
-def scan(db, root, as_root=False, *extra):
-    cmd = [BIN, "scan", "--db", db, "--config", "/dev/null", "--cross-fs", "--quiet"] + \
-        list(extra) + [root]
+def scan(db, root, as_root=False, want=0, what="scan"):
+    """A scan, as nobody unless as_root; its exit status must be want."""
+    cmd = [BIN, "scan", "--db", db, "--config", "/dev/null", "--cross-fs", "--quiet", root]
     if not as_root:
         cmd = ["setpriv", "--reuid", "nobody", "--regid", "nogroup", "--clear-groups"] + cmd
     p = subprocess.run(cmd, capture_output=True, text=True)
+    check(p.returncode == want, "%s%s: exit %d, expected %d: %s" % (
+        what, " as root" if as_root else "", p.returncode, want, p.stderr[-500:]))
     return p.returncode, p.stderr
 
 
@@ -80,11 +82,9 @@ with tempdir("regr") as work, loop_fs("ext4", 128) as fa, \
         write(os.path.join(root, "keep.jpg"), 3000, 1)
         last = os.path.join(other, "last.jpg")
         write(last, 3000, 2)
-        rc, err = scan(db, root)
-        check(rc == 0, "1: first scan: %d %s" % (rc, err))
+        scan(db, root, what="1: first scan")
         os.unlink(last)
-        rc, err = scan(db, root)
-        check(rc == 0, "1: rescan: %d %s" % (rc, err))
+        scan(db, root, what="1: rescan")
         check(rows(db, "SELECT deleted_at IS NOT NULL FROM files WHERE path=?", (last,)) == [(1,)],
               "1: the btrfs file system's last file is marked deleted")
         check(rows(db, "SELECT unavailable FROM scans ORDER BY id DESC LIMIT 1") == [(0,)],
@@ -100,11 +100,10 @@ with tempdir("regr") as work, loop_fs("ext4", 128) as fa, \
         # change is racy and rightly read again by the next scan, and a
         # machine that starts the scan fast enough got exactly that
         time.sleep(2.1)
-        scan(db, root)
-        scan(db, root, True)
-        rc, err = scan(db, root)
-        check(rc == 0, "2: unprivileged again: %d %s" % (rc, err))
-        scan(db, root, True)
+        scan(db, root, what="2: unprivileged")
+        scan(db, root, True, what="2: then")
+        scan(db, root, what="2: unprivileged again")
+        scan(db, root, True, what="2: then")
         fs = rows(db, "SELECT ident FROM filesystems ORDER BY id")
         check(len(fs) == 2, "2: one row per file system: %s" % fs)
         check(all(ident.startswith("uuid:") for ident, in fs), "2: known by UUID: %s" % fs)
@@ -120,7 +119,7 @@ with tempdir("regr") as work, loop_fs("ext4", 128) as fa, \
         a, b = os.path.join(root, "A.jpg"), os.path.join(locked, "B.jpg")
         write(a, 5000, 4)
         write(b, 6000, 5)
-        scan(db, root)
+        scan(db, root, what="3: first scan")
         ida = rows(db, "SELECT id FROM files WHERE path=?", (a,))
         idb = rows(db, "SELECT id FROM files WHERE path=?", (b,))
         tmp = os.path.join(locked, "tmp")
@@ -128,11 +127,10 @@ with tempdir("regr") as work, loop_fs("ext4", 128) as fa, \
         os.rename(b, a)
         os.rename(tmp, b)
         os.chmod(locked, 0)
-        rc, err = scan(db, root)
-        check(rc == 1 and "Permission denied" in err, "3: incomplete scan: %d %s" % (rc, err))
+        rc, err = scan(db, root, want=1, what="3: incomplete scan")
+        check("Permission denied" in err, "3: incomplete scan says why: %s" % err)
         os.chmod(locked, 0o755)
-        rc, err = scan(db, root)
-        check(rc == 0, "3: complete scan: %d %s" % (rc, err))
+        scan(db, root, what="3: complete scan")
         check(rows(db, "SELECT id FROM files WHERE path=? AND deleted_at IS NULL", (b,)) == ida,
               "3: A's record followed A into the directory: %s vs %s" %
               (rows(db, "SELECT id, deleted_at FROM files WHERE path=?", (b,)), ida))
@@ -183,11 +181,10 @@ with tempdir("regr") as work, loop_fs("ext4", 128) as fa, \
         src, dst = os.path.join(other, "moving.jpg"), os.path.join(root, "there.jpg")
         write(src, 7000, 6)
         write(dst, 8000, 7)
-        scan(db, root)
+        scan(db, root, what="4: first scan")
         idsrc = rows(db, "SELECT id, first_scan FROM files WHERE path=?", (src,))
         subprocess.run(["mv", src, dst], check=True)
-        rc, err = scan(db, root)
-        check(rc == 0, "4: rescan: %d %s" % (rc, err))
+        scan(db, root, what="4: rescan")
         check(rows(db, "SELECT id, first_scan FROM files WHERE path=? AND deleted_at IS NULL",
                    (dst,)) == idsrc, "4: the moved file's record took the path over: %s vs %s" %
               (rows(db, "SELECT id, first_scan, deleted_at FROM files WHERE path=?", (dst,)), idsrc))

@@ -1,11 +1,14 @@
 /* The configuration file: syntax, values, errors with file:line, and the
  * precedence of the system file, the user's file and --config. */
 #include <fcntl.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 #include "app/config.h"
 #include "scanner/plan.h"
 #include "tests/unit/test.h"
+#include "tests/unit/tfs.h"
 
 static char *dir;
 
@@ -147,7 +150,8 @@ static void test_precedence(void)
 	setenv("XDG_CONFIG_HOME", xdg, 1);
 	cfg_init(&c);
 	CHECK_INT(cfg_load(&c, NULL, &e), SL_OK);
-	CHECK(c.nroots >= 1 && strcmp(c.roots[c.nroots - 1], "/from-xdg") == 0);
+	CHECK_INT(c.nroots, 1);
+	CHECK_STR(c.roots[0], "/from-xdg");
 	cfg_free(&c);
 	/* --config: only that file */
 	cfg_init(&c);
@@ -157,12 +161,74 @@ static void test_precedence(void)
 	cfg_free(&c);
 }
 
+/* The system's file, /etc/seekless.conf, under the user's: a child in a
+ * mount namespace of its own puts a tmpfs of its own over /etc (nothing it
+ * runs needs the machine's) and writes the file there.  The child's exit
+ * status: 0, 1 (a check failed), 77 (not possible here: not root). */
+static int system_file_child(const char *xdg)
+{
+	char why[256];
+	const char *ours = "root = /sys-a\nroot = /sys-b\nexclude = *.tmp\n";
+	struct cfg c;
+	struct sl_err e;
+	int rc = tfs_enter(why, sizeof(why));
+
+	if (rc != TFS_OK) {
+		fprintf(stderr, "%s\n", why);
+		return rc == TFS_SKIP ? 77 : 1;
+	}
+	if (mount("seekless-etc", "/etc", "tmpfs", 0, "size=1m") != 0) {
+		fprintf(stderr, "mount tmpfs on /etc: %s\n", strerror(errno));
+		return 1;
+	}
+	t_write("/etc/seekless.conf", ours, strlen(ours));
+
+	/* the user's list of roots replaces the system's whole; the
+	 * system's excludes stay, the user's file naming none */
+	setenv("XDG_CONFIG_HOME", xdg, 1);
+	cfg_init(&c);
+	CHECK_INT(cfg_load(&c, NULL, &e), SL_OK);
+	CHECK_INT(c.nroots, 1);
+	CHECK_STR(c.roots[0], "/from-xdg");
+	CHECK_INT(c.nexcludes, 1);
+	cfg_free(&c);
+	/* no user's file: the system's roots */
+	setenv("XDG_CONFIG_HOME", "/seekless-no-such-folder", 1);
+	cfg_init(&c);
+	CHECK_INT(cfg_load(&c, NULL, &e), SL_OK);
+	CHECK_INT(c.nroots, 2);
+	CHECK_STR(c.roots[1], "/sys-b");
+	cfg_free(&c);
+	return t_failures ? 1 : 0;
+}
+
+static void test_system_file(void)
+{
+	char xdg[4200];
+	int st = 0;
+	pid_t pid;
+
+	snprintf(xdg, sizeof(xdg), "%s/xdg", dir); /* test_precedence's */
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0)
+		_exit(system_file_child(xdg));
+	CHECK(pid > 0 && waitpid(pid, &st, 0) == pid);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 77) {
+		t_skip_part("the system's configuration file (a tmpfs over /etc) needs root");
+		return;
+	}
+	CHECK(WIFEXITED(st));
+	CHECK_INT(WEXITSTATUS(st), 0);
+}
+
 int main(void)
 {
 	dir = t_tmpdir("config");
 	RUN(test_values);
 	RUN(test_errors);
 	RUN(test_precedence);
+	RUN(test_system_file);
 	t_rmtree(dir);
 	free(dir);
 	return t_done();

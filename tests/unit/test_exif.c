@@ -1,10 +1,16 @@
 /* Our EXIF/TIFF reader on blocks written by the independent writer in
- * tools/mkcorpus, on hand-damaged blocks, and on every truncation. */
+ * tools/mkcorpus, on hand-damaged blocks, on every truncation, and on the
+ * shared corpus of files from cameras and other programs against what
+ * exiftool read from them (expected.json): a reference neither written nor
+ * read by this project. */
+#include <ctype.h>
 #include <math.h>
 
 #include "indexer/exif.h"
+#include "indexer/extract.h"
 #include "indexer/parsers.h"
 #include "tests/unit/test.h"
+#include "tests/unit/tmeta.h"
 #include "tools/mkcorpus/exifw.h"
 
 static void fill(struct exifw_in *in, int be)
@@ -135,30 +141,42 @@ static void test_damage(void)
 	sb_free(&sb);
 }
 
+/* Every cut of a block: read from a buffer that ends where an inaccessible
+ * page begins (a read past the cut faults in every build), and recorded
+ * with nothing the whole block does not say (tmeta.h). */
 static void test_every_truncation(void)
 {
 	struct exifw_in in;
 	struct strbuf sb = STRBUF_INIT;
-	size_t n;
+	struct x_meta whole;
+	size_t n, bad = 0;
 	int be, complete = 0;
+	char why[256];
 
 	for (be = 0; be <= 1; be++) {
 		sb_reset(&sb);
 		fill(&in, be);
 		exifw_build(&in, &sb);
+		memset(&whole, 0, sizeof(whole));
+		exif_parse((const uint8_t *)sb.p, sb.len, EXIF_DIMS, &whole, NULL);
 		for (n = 0; n <= sb.len; n++) {
-			/* a copy of exactly n bytes, so ASan sees any overread */
-			uint8_t *copy = malloc(n ? n : 1);
+			uint8_t *copy = t_guarded(sb.p, n);
 			struct x_meta m;
-			memcpy(copy, sb.p, n);
 			memset(&m, 0, sizeof(m));
 			exif_parse(copy, n, EXIF_DIMS, &m, NULL);
 			if (n == sb.len && m.iso == 800 && (m.have & XM_GPS))
 				complete++;
-			free(copy);
+			if (!t_meta_within(&m, &whole, why, sizeof(why))) {
+				fprintf(stderr, "  cut at %zu of %zu: %s\n", n, sb.len, why);
+				bad++;
+			}
+			x_meta_release(&m);
+			t_unguard(copy, n);
 		}
+		x_meta_release(&whole);
 	}
 	CHECK_INT(complete, 2);
+	CHECK_INT(bad, 0);
 	sb_free(&sb);
 }
 
@@ -251,6 +269,255 @@ static void test_time_zone(void)
 	CHECK_STR(m.subsec, "042");
 }
 
+/* ---- the shared corpus against exiftool ----------------------------------- */
+
+/* expected.json (exiftool -j -G) is a list of flat objects whose values
+ * are strings and numbers: a reader for that shape and no other. */
+struct jval {
+	char key[64];
+	char text[512]; /* a string, or a number as exiftool printed it */
+	int is_num;
+	double num;
+};
+
+struct jobj {
+	struct jval v[96];
+	int n;
+};
+
+static const char *j_ws(const char *p)
+{
+	while (*p && isspace((unsigned char)*p))
+		p++;
+	return p;
+}
+
+/* A JSON string at p (at its quote) into out; the text after it, NULL when
+ * it is not one.  \u escapes beyond ASCII are kept as '?': no field
+ * compared here has any. */
+static const char *j_string(const char *p, char *out, size_t cap)
+{
+	size_t n = 0;
+
+	if (*p++ != '"')
+		return NULL;
+	for (; *p && *p != '"'; p++) {
+		char ch = *p;
+		if (ch == '\\') {
+			p++;
+			switch (*p) {
+			case 'n': ch = '\n'; break;
+			case 't': ch = '\t'; break;
+			case 'r': ch = '\r'; break;
+			case 'b': ch = '\b'; break;
+			case 'f': ch = '\f'; break;
+			case 'u': {
+				unsigned u = 0;
+				if (sscanf(p + 1, "%4x", &u) != 1)
+					return NULL;
+				ch = u < 0x80 ? (char)u : '?';
+				p += 4;
+				break;
+			}
+			case '\0': return NULL;
+			default: ch = *p;
+			}
+		}
+		if (n + 1 < cap)
+			out[n++] = ch;
+	}
+	out[n] = '\0';
+	return *p == '"' ? p + 1 : NULL;
+}
+
+/* The next object of the list at *pp into *o: 1, 0 at the list's end, -1
+ * on anything not of the shape. */
+static int j_next(const char **pp, struct jobj *o)
+{
+	const char *p = j_ws(*pp);
+
+	if (*p == '[' || *p == ',')
+		p = j_ws(p + 1);
+	if (*p == ']')
+		return 0;
+	if (*p != '{')
+		return -1;
+	o->n = 0;
+	for (p = j_ws(p + 1); *p != '}'; p = j_ws(p)) {
+		struct jval *v = &o->v[o->n < 96 ? o->n : 95];
+		if (*p == ',')
+			p = j_ws(p + 1);
+		p = j_string(p, v->key, sizeof(v->key));
+		if (!p || *(p = j_ws(p)) != ':')
+			return -1;
+		p = j_ws(p + 1);
+		if (*p == '"') {
+			p = j_string(p, v->text, sizeof(v->text));
+			v->is_num = 0;
+		} else {
+			char *end;
+			v->num = strtod(p, &end);
+			if (end == p)
+				return -1;
+			snprintf(v->text, sizeof(v->text), "%.*s", (int)(end - p), p);
+			v->is_num = 1;
+			p = end;
+		}
+		if (!p)
+			return -1;
+		if (o->n < 96)
+			o->n++;
+	}
+	*pp = p + 1;
+	return 1;
+}
+
+static const struct jval *j_get(const struct jobj *o, const char *key)
+{
+	int i;
+	for (i = 0; i < o->n; i++)
+		if (strcmp(o->v[i].key, key) == 0)
+			return &o->v[i];
+	return NULL;
+}
+
+/* exiftool's text, trimmed as a record's is: an empty text is no text */
+static void trimmed(const char *s, char *out, size_t cap)
+{
+	size_t n;
+	while (isspace((unsigned char)*s))
+		s++;
+	snprintf(out, cap, "%s", s);
+	n = strlen(out);
+	while (n && isspace((unsigned char)out[n - 1]))
+		out[--n] = '\0';
+}
+
+struct tally {
+	int compared, bad;
+};
+
+static void agree(struct tally *t, const char *file, const char *what, int ok, const char *got,
+		  const char *want)
+{
+	t->compared++;
+	if (!ok) {
+		t->bad++;
+		fprintf(stderr, "  %s: %s '%s', exiftool '%s'\n", file, what, got, want);
+	}
+}
+
+static void text_field(struct tally *t, const char *file, const struct jobj *o, const char *key,
+		       const char *got)
+{
+	const struct jval *v = j_get(o, key);
+	char want[512];
+	if (!v)
+		return;
+	trimmed(v->text, want, sizeof(want));
+	agree(t, file, key, strcmp(got, want) == 0, got, want);
+}
+
+/* exiftool's number (the first of several: "200 0"), within a relative
+ * 1e-6; a text that is no number is no value */
+static void number_field(struct tally *t, const char *file, const struct jobj *o, const char *key,
+			 int have, double got)
+{
+	const struct jval *v = j_get(o, key);
+	char g[64];
+	double want;
+	int is;
+	if (!v)
+		return;
+	is = v->is_num || sscanf(v->text, "%lf", &want) == 1;
+	if (v->is_num)
+		want = v->num;
+	snprintf(g, sizeof(g), have ? "%.10g" : "(none)", got);
+	agree(t, file, key,
+	      is ? have && fabs(got - want) <= 1e-6 * (fabs(want) > 1 ? fabs(want) : 1) : !have, g,
+	      v->text);
+}
+
+static void date_field(struct tally *t, const char *file, const struct jobj *o, const char *got)
+{
+	const struct jval *v = j_get(o, "EXIF:DateTimeOriginal");
+	int f[6];
+	char want[32] = "";
+	if (!v)
+		return;
+	/* EXIF's blank date ("    :  :     :  :  ") is no date */
+	if (sscanf(v->text, "%4d:%2d:%2d %2d:%2d:%2d", &f[0], &f[1], &f[2], &f[3], &f[4], &f[5]) ==
+	    6)
+		snprintf(want, sizeof(want), "%.4s-%.2s-%.2sT%.2s:%.2s:%.2s", v->text, v->text + 5,
+			 v->text + 8, v->text + 11, v->text + 14, v->text + 17);
+	agree(t, file, "EXIF:DateTimeOriginal", strcmp(got, want) == 0, got, v->text);
+}
+
+static void test_corpus(void)
+{
+	const char *dir = getenv("SEEKLESS_CORPUS") ? getenv("SEEKLESS_CORPUS") : SEEKLESS_CORPUS_DIR;
+	struct tally t = {0, 0};
+	char path[4200];
+	struct jobj *o = malloc(sizeof(*o));
+	unsigned char *json;
+	const char *p;
+	size_t n;
+	int files = 0, rc;
+
+	snprintf(path, sizeof(path), "%s/expected.json", dir);
+	json = t_read(path, &n);
+	if (!json) {
+		snprintf(path, sizeof(path), "no shared corpus at %s", dir);
+		t_skip_part(path);
+		free(o);
+		return;
+	}
+	json = realloc(json, n + 1);
+	json[n] = '\0';
+	for (p = (const char *)json; (rc = j_next(&p, o)) == 1;) {
+		const struct jval *name = j_get(o, "SourceFile");
+		unsigned char *data;
+		struct x_meta m;
+		struct sl_err e;
+		size_t len;
+		if (!name || !j_get(o, "File:FileType"))
+			continue; /* exiftool could not read it either */
+		snprintf(path, sizeof(path), "%s/%s", dir, name->text);
+		data = t_read(path, &len);
+		CHECK(data != NULL);
+		if (!data)
+			continue;
+		memset(&m, 0, sizeof(m));
+		x_extract(data, len, len, &m, &e);
+		text_field(&t, name->text, o, "EXIF:Make", m.make);
+		text_field(&t, name->text, o, "EXIF:Model", m.model);
+		text_field(&t, name->text, o, "EXIF:LensModel", m.lens_model);
+		date_field(&t, name->text, o, m.datetime_original);
+		number_field(&t, name->text, o, "EXIF:Orientation", m.have & XM_ORIENTATION,
+			     m.orientation);
+		number_field(&t, name->text, o, "EXIF:ISO", m.have & XM_ISO, (double)m.iso);
+		number_field(&t, name->text, o, "EXIF:ExposureTime", m.have & XM_EXPOSURE,
+			     m.exposure_time);
+		number_field(&t, name->text, o, "EXIF:FNumber", m.have & XM_FNUMBER, m.f_number);
+		number_field(&t, name->text, o, "EXIF:FocalLength", m.have & XM_FOCAL,
+			     m.focal_length);
+		number_field(&t, name->text, o, "Composite:GPSLatitude", m.have & XM_GPS, m.gps_lat);
+		number_field(&t, name->text, o, "Composite:GPSLongitude", m.have & XM_GPS,
+			     m.gps_lon);
+		x_meta_release(&m);
+		free(data);
+		files++;
+	}
+	CHECK_INT(rc, 0); /* the whole list read */
+	fprintf(stderr, "  %d files, %d EXIF values compared with exiftool's, %d differ\n", files,
+		t.compared, t.bad);
+	/* the corpus holds some 1400 such values: most must have been read */
+	CHECK(t.compared >= 1000);
+	CHECK_INT(t.bad, 0);
+	free(json);
+	free(o);
+}
+
 int main(void)
 {
 	RUN(test_time_zone);
@@ -258,5 +525,6 @@ int main(void)
 	RUN(test_damage);
 	RUN(test_every_truncation);
 	RUN(test_text_and_dates);
+	RUN(test_corpus);
 	return t_done();
 }

@@ -8,7 +8,7 @@ import tempfile
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
-from lib import check, done, skip  # noqa: E402,F401
+from lib import check, done, skip, xxh128  # noqa: E402,F401
 
 EXE = os.environ.get("SEEKLESS_EXE", "")
 MKCORPUS = os.environ.get("MKCORPUS_BIN", "")
