@@ -144,8 +144,7 @@ with tempdir("regr") as work, loop_fs("ext4", 128) as fa, \
         os.mkdir(locked)
         write(a, 5000, 8)
         write(b, 6000, 9)
-        rc, err = scan(db, root)
-        check(rc == 0, "5: first scan: %d %s" % (rc, err))
+        scan(db, root, what="5: first scan")
         ida = rows(db, "SELECT id, first_scan FROM files WHERE path=?", (a,))
         idb = rows(db, "SELECT id, first_scan FROM files WHERE path=?", (b,))
         os.rename(a, tmp)
@@ -156,14 +155,13 @@ with tempdir("regr") as work, loop_fs("ext4", 128) as fa, \
             f.write(bytes(range(256)) * 30)
         os.utime(a, ns=(mtime + 10**9, mtime + 10**9))  # a new mtime on any clock
         os.chmod(locked, 0)
-        rc, err = scan(db, root)
-        check(rc == 1 and "Permission denied" in err, "5: incomplete scan: %d %s" % (rc, err))
+        rc, err = scan(db, root, want=1, what="5: incomplete scan")
+        check("Permission denied" in err, "5: incomplete scan says why: %s" % err)
         check(rows(db, "SELECT id, first_scan FROM files WHERE path=? AND deleted_at IS NULL",
                    (a,)) == idb, "5: B's record followed B out, rewritten: %s vs %s" %
               (rows(db, "SELECT id, first_scan, deleted_at FROM files WHERE path=?", (a,)), idb))
         os.chmod(locked, 0o755)
-        rc, err = scan(db, root)
-        check(rc == 0, "5: complete scan: %d %s" % (rc, err))
+        scan(db, root, what="5: complete scan")
         check(rows(db, "SELECT id, first_scan FROM files WHERE path=? AND deleted_at IS NULL",
                    (b,)) == ida, "5: A's record followed A into the directory: %s vs %s" %
               (rows(db, "SELECT id, first_scan, deleted_at FROM files WHERE path=?", (b,)), ida))
