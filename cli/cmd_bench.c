@@ -202,6 +202,27 @@ static size_t n_pieces(const struct trace *tr)
 	return n < tr->pc.cap ? n : tr->pc.cap;
 }
 
+#define DOTS_ALL 10000
+
+/* A dot at (x, y) inside a panel whose top left is (left, top); with seen
+ * (a pixel map of the panel), none where one was drawn already. */
+static void dot(FILE *f, unsigned char *seen, double pw, double ph, double left, double top,
+		double x, double y)
+{
+	/* as printed (%.1f): the cell is the one a reader of the picture sees */
+	x = floor(x * 10 + 0.5) / 10;
+	y = floor(y * 10 + 0.5) / 10;
+	if (seen) { /* cells of 2 px: a dot is 2.6 px across */
+		size_t px = (size_t)(x < 0 ? 0 : x > pw ? pw : x) / 2;
+		size_t py = (size_t)(y < 0 ? 0 : y > ph ? ph : y) / 2;
+		size_t at = py * ((size_t)pw / 2 + 1) + px;
+		if (seen[at])
+			return;
+		seen[at] = 1;
+	}
+	fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.3\"/>\n", left + x, top + y);
+}
+
 static void write_svg(FILE *f, const int *orders, int norders, const struct trace *tr)
 {
 	const double W = 900, PH = 200, ML = 70, MR = 20, MT = 30, GAP = 45;
@@ -243,6 +264,7 @@ static void write_svg(FILE *f, const int *orders, int norders, const struct trac
 	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
 	for (k = 0; k < norders; k++) {
 		double top = MT + k * (PH + GAP), pw = W - ML - MR;
+		unsigned char *seen;
 		size_t i;
 		int t;
 		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-weight=\"bold\">order %s: %.2f s "
@@ -261,21 +283,26 @@ static void write_svg(FILE *f, const int *orders, int norders, const struct trac
 				ML - 5, y + 4, (ymin + (ymax - ymin) * (4 - t) / 4) / 1e9);
 		}
 		/* one dot per piece of a sweep, or per file: where it lies, when
-		 * its last byte arrived */
+		 * its last byte arrived.  Past DOTS_ALL of them, a dot whose
+		 * place already has one is left out: 22,345 files in two orders
+		 * made a picture of 1.8 MB that looks the same at 0.6 MB (a
+		 * drive of 100,000 photos: 8 MB). */
+		seen = tr[k].n + n_pieces(&tr[k]) > DOTS_ALL
+			       ? calloc(((size_t)pw / 2 + 1) * ((size_t)PH / 2 + 1), 1)
+			       : NULL;
 		fprintf(f, "<g fill=\"#c0392b\">\n");
 		for (i = 0; i < n_pieces(&tr[k]); i++)
-			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.3\"/>\n",
-				ML + pw * tr[k].pc.t[i] / tmax,
-				top + PH - PH * ((double)tr[k].pc.phys[i] - ymin) / (ymax - ymin));
+			dot(f, seen, pw, PH, ML, top, pw * tr[k].pc.t[i] / tmax,
+			    PH - PH * ((double)tr[k].pc.phys[i] - ymin) / (ymax - ymin));
 		for (i = 0; i < tr[k].n; i++) {
 			const struct event *ev = &tr[k].ev[i];
 			if (tr[k].phys[i] == UINT64_MAX || ev->t1 <= 0)
 				continue;
-			fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.3\"/>\n",
-				ML + pw * ev->t1 / tmax,
-				top + PH - PH * ((double)tr[k].phys[i] - ymin) / (ymax - ymin));
+			dot(f, seen, pw, PH, ML, top, pw * ev->t1 / tmax,
+			    PH - PH * ((double)tr[k].phys[i] - ymin) / (ymax - ymin));
 		}
 		fprintf(f, "</g>\n");
+		free(seen);
 	}
 	fprintf(f, "</svg>\n");
 }
