@@ -13,6 +13,7 @@ import stat
 import subprocess
 import time
 
+from readorder import strace_env  # noqa: E402
 from lib import (BIN, EXPORT_KEYS, MKCORPUS, check, done, mkcorpus, regular_files, run,
                  skip_part, tempdir, xxh128)
 
@@ -168,24 +169,29 @@ with tempdir("cli") as work:
     check(os.path.exists(dflt), "default database under ~/.local/share")
     check(stat.S_IMODE(os.stat(dflt).st_mode) == 0o600, "database mode 0600")
     check(stat.S_IMODE(os.stat(dflt + ".lock").st_mode) == 0o600, "lock file mode 0600")
-    # while a scan runs, its -wal and -shm too, whatever the umask: stop it
-    # once they are there
+    # while a scan runs, its -wal and -shm too, whatever the umask.  They
+    # are gone when it ends, so the modes they were made with are read off
+    # the calls that made them (strace), not off a race with the scan:
+    # under umask 000 the mode passed is the mode the file gets
     moded = os.path.join(work, "modes.db")
-    p = subprocess.Popen(["sh", "-c", 'umask 000; exec "$0" "$@"', BIN, "scan", "--db", moded,
-                          "--quiet", "--full", "--mem", "1M", root],
-                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    seen = {}
-    deadline = time.monotonic() + 20
-    while p.poll() is None and time.monotonic() < deadline and len(seen) < 3:
-        for suffix in ("-wal", "-shm", ".lock"):
-            try:
-                seen[suffix] = stat.S_IMODE(os.stat(moded + suffix).st_mode)
-            except OSError:
-                pass
-    p.wait()
-    check(seen.get(".lock") == 0o600 and seen.get("-wal") == 0o600 and seen.get("-shm") == 0o600,
-          "index, -wal, -shm and .lock 0600 under umask 000: %s" %
-          {k: oct(v) for k, v in seen.items()})
+    slog = os.path.join(work, "modes.strace")
+    p = subprocess.run(["sh", "-c", 'umask 000; exec "$0" "$@"', "strace", "-f", "-qq", "-o",
+                        slog, "-e", "trace=open,openat,creat,fchmod,fchmodat,chmod", BIN, "scan",
+                        "--db", moded, "--quiet", "--full", root],
+                       capture_output=True, text=True, env=strace_env())
+    check(p.returncode == 1, "the scan under strace: exit %d %s" % (p.returncode, p.stderr[-300:]))
+    made, chmods = {}, []
+    for line in open(slog, errors="replace"):
+        m = re.search(r'open(?:at)?\((?:[^,]*, )?"([^"]*)", ([A-Z_|]+), (0[0-7]+)\) = \d+', line)
+        if m and "O_CREAT" in m.group(2) and m.group(1).startswith(moded):
+            made.setdefault(m.group(1)[len(moded):], set()).add(int(m.group(3), 8))
+        m = re.search(r'chmod(?:at)?\((?:[^,]*, )?"?([^",)]*)"?, (0[0-7]+)', line)
+        if m:
+            chmods.append((m.group(1), m.group(2)))
+    check(all(made.get(k) == {0o600} for k in ("", "-wal", "-shm", ".lock")),
+          "index, -wal, -shm and .lock created 0600 under umask 000: %s" %
+          {k: sorted(oct(v) for v in vs) for k, vs in made.items()})
+    check(not [c for c in chmods if c[1] != "0600"], "no other mode set after: %s" % chmods)
     check(stat.S_IMODE(os.stat(moded).st_mode) == 0o600, "and the index itself")
     xdg = os.path.join(work, "xdg")
     env["XDG_DATA_HOME"] = xdg
