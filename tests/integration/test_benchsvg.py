@@ -20,7 +20,7 @@ with loop_fs("ext4", 256) as fs, tempdir("benchsvg") as work:
         for i in range(N // 40):
             with open(os.path.join(sub, "f%04d.jpg" % i), "wb") as f:
                 f.write(os.urandom(2048))
-    subprocess.run(["sync"], check=True)
+    subprocess.run(["sync", "-f", root], check=True)  # this file system only
     svg = os.path.join(work, "head.svg")
     rc, out, err = run("bench", "--orders", "physical,fs", "--runs", "1", "--svg", svg,
                        "--db", os.path.join(work, "b.db"), root)
