@@ -13,7 +13,7 @@ import stat
 import subprocess
 import time
 
-from readorder import strace_env  # noqa: E402
+from readorder import traced
 from lib import (BIN, EXPORT_KEYS, MKCORPUS, check, done, mkcorpus, regular_files, run,
                  skip_part, tempdir, xxh128)
 
@@ -174,14 +174,16 @@ with tempdir("cli") as work:
     # the calls that made them (strace), not off a race with the scan:
     # under umask 000 the mode passed is the mode the file gets
     moded = os.path.join(work, "modes.db")
-    slog = os.path.join(work, "modes.strace")
-    p = subprocess.run(["sh", "-c", 'umask 000; exec "$0" "$@"', "strace", "-f", "-qq", "-o",
-                        slog, "-e", "trace=open,openat,creat,fchmod,fchmodat,chmod", BIN, "scan",
-                        "--db", moded, "--quiet", "--full", root],
-                       capture_output=True, text=True, env=strace_env())
-    check(p.returncode == 1, "the scan under strace: exit %d %s" % (p.returncode, p.stderr[-300:]))
+    umask = os.umask(0)  # the scan inherits it
+    try:
+        rc, _, err, _, log = traced(["scan", "--db", moded, "--quiet", "--full", root], root,
+                                    trace=("open", "openat", "creat", "fchmod", "fchmodat",
+                                           "chmod"))
+    finally:
+        os.umask(umask)
+    check(rc == 1, "the scan under strace: exit %d %s" % (rc, err[-300:]))
     made, chmods = {}, []
-    for line in open(slog, errors="replace"):
+    for line in log.splitlines():
         m = re.search(r'open(?:at)?\((?:[^,]*, )?"([^"]*)", ([A-Z_|]+), (0[0-7]+)\) = \d+', line)
         if m and "O_CREAT" in m.group(2) and m.group(1).startswith(moded):
             made.setdefault(m.group(1)[len(moded):], set()).add(int(m.group(3), 8))

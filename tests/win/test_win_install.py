@@ -16,7 +16,7 @@ import subprocess
 import uuid
 import zipfile
 
-from winlib import (check, done, need_tools, seekless, wine, tmpdir, corpus, winpath, prefix_path,
+from winlib import (read_text, check, done, need_tools, seekless, wine, tmpdir, corpus, winpath, prefix_path,
                     skip, svc_state, svc_start, wait_for)
 
 need_tools()
@@ -44,14 +44,6 @@ sysdb = os.path.join(pdata, "index.db")
 syslog = os.path.join(pdata, "seekless-service.log")
 KEY = r"HKLM\System\CurrentControlSet\Services\seekless"
 ENVKEY = r"HKLM\System\CurrentControlSet\Control\Session Manager\Environment"
-
-
-def read_text(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
 
 
 def files_under(top):

@@ -7,7 +7,7 @@ import os
 import sqlite3
 import time
 
-from winlib import (check, done, need_tools, seekless, wine, tmpdir, corpus, winpath, prefix_path,
+from winlib import (read_text, check, done, need_tools, seekless, wine, tmpdir, corpus, winpath, prefix_path,
                     wait_for, svc_state as state, svc_start as start)
 
 need_tools()
@@ -17,14 +17,6 @@ corpus(tree, 30)
 conf = os.path.join(base, "seekless.conf")
 db = os.path.join(base, "index.db")
 log = os.path.join(base, "seekless-service.log")
-
-
-def read_text(path):
-    try:
-        with open(path, encoding="utf-8", errors="replace") as f:
-            return f.read()
-    except FileNotFoundError:
-        return ""
 
 
 def log_text():

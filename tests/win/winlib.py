@@ -62,6 +62,15 @@ def prefix_path(*parts):
                         "drive_c", *parts)
 
 
+def read_text(path):
+    """A file's text as it is now ('' while it does not exist yet)."""
+    try:
+        with open(path, encoding="utf-8", errors="replace") as f:
+            return f.read()
+    except FileNotFoundError:
+        return ""
+
+
 def wait_for(pred, timeout, step=0.1):
     """Seconds until pred() held, or None after timeout seconds."""
     t0 = time.time()
