@@ -150,6 +150,16 @@ def regular_files(root):
     return found
 
 
+def sync_fs(*paths):
+    """Write back the file systems these paths lie on (syncfs), and no
+    other.  A global sync would also write back whatever a test running
+    beside this one left in delayed allocation, and that test may be
+    checking exactly that (fs_xfs failed once so).  FUSE passes syncfs on
+    only for block-device mounts (ntfs-3g): for a pool, give its branches."""
+    for p in paths:
+        subprocess.run(["sync", "-f", p], check=True)
+
+
 def xxh128(paths):
     """Content hashes from xxhsum (the reference tool), by path."""
     out = {}

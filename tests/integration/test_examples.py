@@ -61,8 +61,8 @@ import tempfile
 import time
 import xml.etree.ElementTree as ET
 
-from lib import (BIN, check, db_rows, done, filefrag, loop_fs, mkcorpus, need_root,
-                 regular_files, skip, xxh128)
+from lib import (BIN, check, db_rows, done, filefrag, loop_fs, mkcorpus, need_root, regular_files,
+                 skip, sync_fs, xxh128)
 
 SRC = os.path.abspath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", ".."))
 DOCS = ["README.md", "docs/usage.md", "docs/seekless.1"]
@@ -945,7 +945,7 @@ def fill_photos():
     with open("/var/tmp/last-import", "w"):
         pass
     os.utime("/var/tmp/last-import", (now - 3600, now - 3600))
-    os.sync()
+    sync_fs(PHOTOS)
 
 
 def mount_at(fs, where):

@@ -11,9 +11,8 @@ import re
 import subprocess
 import sys
 
-from lib import (btrfs_chunks, btrfs_device_offset, check, done, export, filefrag,
-                 filefrag_runs, loop_fs,
-                 mkcorpus, regular_files, run, xxh128, db_rows, tempdir)
+from lib import (btrfs_chunks, btrfs_device_offset, check, db_rows, done, export, filefrag,
+                 filefrag_runs, loop_fs, mkcorpus, regular_files, run, sync_fs, tempdir, xxh128)
 
 fstype = sys.argv[1]
 
@@ -31,7 +30,7 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
         f.write(b"\xff\xd8\xff\xe0\x00\x10JFIF\x00" + b"\x00" * 200)
     os.symlink("empty.jpg", os.path.join(root, "link.jpg"))
     os.mkfifo(os.path.join(root, "fifo"))
-    subprocess.run(["sync"], check=True)
+    sync_fs(root)
     files = regular_files(root)
     chunks = None
     if fstype == "btrfs":
@@ -39,7 +38,7 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
         # the device is wherever there was room
         subprocess.run(["btrfs", "balance", "start", "-d", mnt], check=True,
                        capture_output=True)
-        subprocess.run(["sync"], check=True)
+        sync_fs(mnt)
         chunks = btrfs_chunks(loop)
 
     # --- the plan, against filefrag ---------------------------------------
@@ -245,7 +244,7 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
     with open(changed, "ab") as f:
         f.write(b"appended")
     os.unlink(os.path.join(root, "broken.jpg"))
-    subprocess.run(["sync"], check=True)
+    sync_fs(root)
     files2 = regular_files(root)
     rc, out, err = run("scan", "--db", db, root, check_rc=0)
     check("4 files no longer present marked deleted" in out, "summary counts deletions: " + out)
@@ -274,7 +273,7 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
     os.link(os.path.join(ldir, "lone.jpg"), os.path.join(ldir, "sub", "lone2.jpg"))
     with open(os.path.join(ldir, "single.bin"), "wb") as f:
         f.write(os.urandom(5000))
-    subprocess.run(["sync"], check=True)
+    sync_fs(ldir)
 
     def distinct_bytes(paths):
         seen = {}
@@ -310,7 +309,7 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
     # a change through one name is a change of all: read again once
     with open(os.path.join(ldir, "sub", "c.jpg"), "ab") as f:
         f.write(b"appended through one name")
-    subprocess.run(["sync"], check=True)
+    sync_fs(ldir)
     nfiles, nread = scan_links("after a change through one name")
     check(nread == os.stat(big).st_size,
           "the changed file read once: %s bytes, its size %d" % (nread, os.stat(big).st_size))
@@ -340,7 +339,7 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
             f.write(os.urandom(4096))
         with open(os.path.join(rdir, "same-size.jpg"), "wb") as f:
             f.write(os.urandom((2 << 20) + 12345))
-        subprocess.run(["sync"], check=True)
+        sync_fs(rdir)
 
         def extent_flags(p):
             out = subprocess.run(["filefrag", "-v", p], capture_output=True, text=True,
@@ -384,7 +383,7 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
         with open(copies[0], "r+b") as f:
             f.seek(4096)
             f.write(b"edited in place")
-        subprocess.run(["sync"], check=True)
+        sync_fs(rdir)
         nfiles, nread = scan_reflinks("reflinks, a copy edited in place")
         check(nread == size, "the edited copy alone read: %s bytes" % nread)
         # two new copies, one written a moment ago and not yet written back
@@ -396,7 +395,7 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
         fresh = [os.path.join(rdir, "fresh.jpg"), os.path.join(rdir, "fresh-edited.jpg")]
         for c in fresh:
             subprocess.run(["cp", "--reflink=always", orig, c], check=True)
-        subprocess.run(["sync"], check=True)
+        sync_fs(rdir)
         with open(fresh[1], "r+b") as f:
             f.seek(8192)
             f.write(b"not yet written back")
@@ -423,7 +422,7 @@ with loop_fs(fstype) as lfs, tempdir("fsdb") as work:
                                                   "wb") as fo:
                     fo.write(fi.read())
     rc, out, err = run("plan", "--order", "physical", "--json", copy, check_rc=0)
-    subprocess.run(["sync"], check=True)
+    sync_fs(copy)
     plan = json.loads(out)
     dev = plan["devices"][0]
     chunks = btrfs_chunks(loop) if fstype == "btrfs" else None

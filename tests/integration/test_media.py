@@ -50,7 +50,7 @@ import sqlite3
 import subprocess
 import sys
 
-from lib import check, db_rows, done, export, run, skip, tempdir
+from lib import check, db_rows, done, export, run, skip, sync_fs, tempdir
 
 THRESHOLD = 0.99
 
@@ -463,7 +463,7 @@ with tempdir("media") as work:
     # written back first: a file still in delayed allocation has no
     # position yet, and the upgrade's reread below, finding one, would
     # differ in phys_offset, which is not what that check is about
-    os.sync()
+    sync_fs(gen)
     db = os.path.join(work, "i.db")
     # --phash-now: every hash in this scan, whatever the page cache holds
     # (by default one the disk outruns is left for the next scan: test_pending)

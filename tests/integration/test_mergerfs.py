@@ -14,8 +14,8 @@ import shutil
 import subprocess
 import tempfile
 
-from lib import (btrfs_chunks, btrfs_device_offset, check, db_rows, done, export, filefrag,
-                 loop_fs, mkcorpus, need_root, regular_files, run, skip, tempdir, xxh128)
+from lib import (btrfs_chunks, btrfs_device_offset, check, db_rows, done, export, filefrag, loop_fs,
+                 mkcorpus, need_root, regular_files, run, skip, sync_fs, tempdir, xxh128)
 
 need_root()
 if shutil.which("mergerfs") is None:
@@ -34,7 +34,7 @@ with loop_fs("ext4", 256) as a, loop_fs("btrfs", 256) as b, tempdir("mergerfs") 
         mkcorpus(root, "--files", 60, "--median", "60k", "--seed", 21)
         subprocess.run(["btrfs", "balance", "start", "-d", b.mnt], check=True,
                        capture_output=True)
-        subprocess.run(["sync"], check=True)
+        sync_fs(a.mnt, b.mnt)
         files = regular_files(root)
         on = {}
         for lfs in (a, b):
@@ -96,7 +96,7 @@ with loop_fs("ext4", 256) as a, loop_fs("btrfs", 256) as b, tempdir("mergerfs") 
         with open(edited, "ab") as f:
             f.write(b"edited")
         os.unlink(gone)
-        subprocess.run(["sync"], check=True)
+        sync_fs(a.mnt, b.mnt)
         code, out, err = run("scan", "--db", db, root, check_rc=0)
         check("1 changed, 0 new, 1 moved or renamed" in out and
               "1 files no longer present marked deleted" in out,

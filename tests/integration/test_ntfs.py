@@ -8,11 +8,10 @@ falls back to inode order and says why; a scan stores what the plan found."""
 import json
 import os
 import random
-import subprocess
 import sys
 
-from lib import (check, done, export, loop_fs, mkcorpus, ntfs_cluster, ntfs_runs,
-                 regular_files, run, tempdir, xxh128)
+from lib import (check, done, export, loop_fs, mkcorpus, ntfs_cluster, ntfs_runs, regular_files,
+                 run, sync_fs, tempdir, xxh128)
 
 CLUSTER = 8192  # not FIGETBSZ's 4096: positions must be converted, not assumed
 
@@ -70,7 +69,7 @@ with loop_fs("ntfs", size_mb=96, mkfs_args=["-c", str(CLUSTER)]) as lfs, \
     os.close(fd)
     with open(os.path.join(root, "tiny.txt"), "w") as f:
         f.write("resident in its MFT record\n")
-    subprocess.run(["sync"], check=True)
+    sync_fs(mnt)
     files = regular_files(mnt)
 
     rc, out, err = run("plan", "--json", mnt, check_rc=0)

@@ -31,7 +31,7 @@ import subprocess
 import time
 
 import lib
-from lib import BIN, check, db_rows, done, loop_fs, run, skip, tempdir
+from lib import BIN, check, db_rows, done, loop_fs, run, skip, sync_fs, tempdir
 
 corpus = os.environ.get("SEEKLESS_CORPUS")
 if not corpus or not os.path.isdir(corpus):
@@ -116,7 +116,7 @@ with tempdir("pending", base="/dev/shm") as work, loop_fs("ext4", 1024) as fs:
     made = make_pictures(pics, srcs)
     spare = os.path.join(work, "spare")  # pictures for rewrites and new files
     shutil.copytree(pics, spare)
-    sh("sync")
+    sync_fs(pics)
 
     # --- the reference, and the first scan that defers
     ref_db = os.path.join(work, "ref.db")
@@ -185,7 +185,7 @@ with tempdir("pending", base="/dev/shm") as work, loop_fs("ext4", 1024) as fs:
                 new = "n%d-%s" % (rnd, s)
                 shutil.copy(os.path.join(spare, s), os.path.join(pics, new))
                 live.append(new)
-        sh("sync")
+        sync_fs(pics)
         fs.umount()
         fs.mount()
         p = subprocess.Popen([BIN, "scan", "--quiet", "--jobs", "1", "--db", db, fs.mnt],

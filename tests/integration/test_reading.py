@@ -22,7 +22,7 @@ import signal
 import subprocess
 import time
 
-from lib import BIN, check, db_rows, done, loop_fs, mkcorpus, regular_files, run, tempdir
+from lib import BIN, check, db_rows, done, loop_fs, mkcorpus, regular_files, run, sync_fs, tempdir
 
 BIG = 256 << 20
 
@@ -132,7 +132,7 @@ with tempdir("reading") as work, loop_fs("ext4", 640) as lfs:
     root = os.path.join(lfs.mnt, "photos")
     mkcorpus(root, "--files", 60, "--median", "40k", "--seed", 8, "--no-sync")
     files = sorted(regular_files(root))
-    subprocess.run(["sync"], check=True)
+    sync_fs(root)
 
     # --- page-cache etiquette --------------------------------------------
     db = os.path.join(work, "cache.db")
@@ -213,7 +213,7 @@ with tempdir("reading") as work, loop_fs("ext4", 640) as lfs:
     with open(big, "wb") as f:
         for i in range(BIG >> 20):
             f.write(os.urandom(1 << 20))
-    subprocess.run(["sync"], check=True)
+    sync_fs(root)
 
     def shrink(p):
         os.truncate(p, 8 << 20)
@@ -231,7 +231,7 @@ with tempdir("reading") as work, loop_fs("ext4", 640) as lfs:
                 with open(big, "wb") as f:
                     for i in range(BIG >> 20):
                         f.write(os.urandom(1 << 20))
-                subprocess.run(["sync"], check=True)
+                sync_fs(root)
             dbx = os.path.join(work, "%s-%d.db" % (name, attempt))
             got = disturb(dbx, root, big, change)
             if got is not None:
@@ -240,7 +240,7 @@ with tempdir("reading") as work, loop_fs("ext4", 640) as lfs:
                 with open(big, "wb") as f:
                     for i in range(BIG >> 20):
                         f.write(os.urandom(1 << 20))
-                subprocess.run(["sync"], check=True)
+                sync_fs(root)
         print("%s: the stop landed inside the read at attempt %d" % (name, attempt + 1))
         check(got is not None, "%s: the stop landed inside the file's reading" % name)
         if got is None:

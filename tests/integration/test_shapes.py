@@ -7,7 +7,7 @@ import os
 import re
 import subprocess
 
-from lib import BIN, check, db_rows, done, export, loop_fs, run, tempdir, xxh128
+from lib import BIN, check, db_rows, done, export, loop_fs, run, sync_fs, tempdir, xxh128
 
 GiB = 1 << 30
 
@@ -38,7 +38,7 @@ with loop_fs("ext4", size_mb=2048) as fs:  # inodes for 100k files
     with open(os.path.join(deep, "bottom.jpg"), "wb") as f:
         f.write(b"x")
 
-    os.sync()  # allocated, not delayed: FIEMAP has positions to give
+    sync_fs(fs.mnt)  # allocated, not delayed: FIEMAP has positions to give
     db = os.path.join(fs.mnt, "i.db")
     p = subprocess.run([BIN, "scan", "--db", db, root], capture_output=True, text=True)
     print(p.stdout[-1200:], p.stderr[-600:])

@@ -14,7 +14,8 @@ import subprocess
 import tempfile
 import time
 
-from lib import check, done, loop_fs, mkcorpus, mkfs, need_root, regular_files, run, skip, tempdir
+from lib import (check, done, loop_fs, mkcorpus, mkfs, need_root, regular_files, run, skip, sync_fs,
+                 tempdir)
 
 
 def verify(*roots, rc=0, **kw):
@@ -56,7 +57,7 @@ with tempdir("verify") as work:
         with loop_fs(fstype, size_mb=300) as lfs:
             root = os.path.join(lfs.mnt, "photos")
             mkcorpus(root, "--files", 80, "--median", "60k", "--fragment", 30, "--seed", 11)
-            subprocess.run(["sync"], check=True)
+            sync_fs(root)
             doc = all_verified(fstype, [root])
             g = doc["verify"][0]
             check(g["read"] == lfs.loop, "%s: the disk read is %s: %s" % (fstype, lfs.loop, g))
@@ -82,7 +83,7 @@ with tempdir("verify") as work:
         mkcorpus(root, "--files", 30, "--median", "60k", "--seed", 12)
         subprocess.run(["btrfs", "balance", "start", "-d", lfs.mnt], check=True,
                        capture_output=True)
-        subprocess.run(["sync"], check=True)
+        sync_fs(root)
         all_verified("btrfs", [root])
         code, out, err = run("plan", "--json", "--order", "physical", root, check_rc=0)
         fs0 = json.loads(out)["devices"][0]["file_systems"][0]
@@ -118,7 +119,7 @@ with tempdir("verify") as work:
         subprocess.run(["mount", loops[0], mnt], check=True)
         root = os.path.join(mnt, "photos")
         mkcorpus(root, "--files", 20, "--median", "60k", "--seed", 13)
-        subprocess.run(["sync"], check=True)
+        sync_fs(root)
         doc = verify(root, rc=3)
         g = doc["verify"][0]
         check(g["why"].get("btrfs logical address") == 20 and g["verified"] == 0
@@ -167,7 +168,7 @@ with tempdir("verify") as work:
             mnts.append(mnt)
             mkcorpus(os.path.join(mnt, "photos"), "--files", 40, "--median", "50k", "--seed",
                      len(mnts))
-        subprocess.run(["sync"], check=True)
+        sync_fs(*mnts)
         code, out, err = run("plan", "--json", *mnts, check_rc=0)
         fss = json.loads(out)["devices"][0]["file_systems"]
         check(sorted(f["partition_offset"] for f in fss) == [2048 * 512, 382976 * 512],
