@@ -16,7 +16,7 @@
 
 #include "common/strbuf.h"
 #include "db/db_int.h"
-#include "indexer/phash.h"
+#include "indexer/formats/phash.h"
 
 struct keyed {
 	uint32_t key;

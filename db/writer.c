@@ -8,7 +8,7 @@
 #include "common/sys.h"
 #include "common/strbuf.h"
 #include "db/db_int.h"
-#include "indexer/desc.h"
+#include "indexer/formats/desc.h"
 #include "scanner/ftab.h"
 
 static const char put_sql[] =

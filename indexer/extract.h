@@ -14,72 +14,8 @@
 #include <stdint.h>
 
 #include "common/err.h"
-
-struct desc;
-
-/* x_meta.have */
-enum {
-	XM_DIMS = 1u << 0,
-	XM_ORIENTATION = 1u << 1,
-	XM_GPS = 1u << 2,
-	XM_EXPOSURE = 1u << 3,
-	XM_FNUMBER = 1u << 4,
-	XM_ISO = 1u << 5,
-	XM_FOCAL = 1u << 6,
-	XM_DURATION = 1u << 7,
-	XM_EMBEDDED = 1u << 8
-};
-
-struct x_meta {
-	char format[16];      /* "jpeg", "png", ...; "" when unknown */
-	unsigned have;        /* XM_* bits for the numeric fields */
-	uint32_t width;
-	uint32_t height;
-	int orientation;      /* raw EXIF value */
-	double gps_lat;       /* signed decimal degrees */
-	double gps_lon;
-	double exposure_time; /* seconds */
-	double f_number;
-	double focal_length;  /* mm */
-	int64_t iso;
-	char make[64];        /* UTF-8, NUL padding and trailing blanks trimmed */
-	char model[64];
-	char lens_model[96];
-	char datetime_original[24]; /* "YYYY-MM-DDTHH:MM:SS" as recorded */
-	char tz_offset[8];    /* "+HH:MM" of datetime_original's clock, "" unknown */
-	char subsec[16];      /* digits of its fraction of a second (SubSecTimeOriginal) */
-	double duration;      /* seconds, of a movie (XM_DURATION) */
-	char content_id[64];  /* Apple's ContentIdentifier: a Live Photo's still and movie share it */
-	uint64_t embedded_video; /* bytes of a motion photo's appended movie (XM_EMBEDDED) */
-	char warnings[256];   /* "; "-separated */
-	/* where the parser saw pictures to hash (x_phash), not stored */
-	struct {
-		uint64_t thumb_off, thumb_len; /* an embedded JPEG thumbnail (EXIF IFD1); 0: none */
-		uint64_t preview_off, preview_len; /* a RAW file's JPEG preview; 0: none */
-		uint32_t exif_w, exif_h;      /* Exif PixelX/YDimension, 0 if absent */
-		int original;                 /* ModifyDate is DateTimeOriginal: as the
-						 camera wrote it, not edited since */
-		int whole;                    /* the parser holds the whole file */
-		uint64_t file_size;           /* of which it may hold only the head */
-		int moov_read;                /* a movie's moov box was read whole */
-	} pics;
-	int tz_weak;          /* tz_offset is OffsetTime's, which OffsetTimeOriginal overrides */
-	/* exif.c's bookkeeping across the EXIF blocks of one file: which fields
-	 * EXIF set (a later EXIF value may replace them), and the GPS parts */
-	struct {
-		unsigned own;
-		double lat[3], lon[3];
-		int have_lat, have_lon;
-		char lat_ref, lon_ref;
-	} exif;
-	struct desc *desc;    /* rating, keywords, captions... (desc.h); NULL: none */
-	int desc_oom;         /* a descriptive value was lost for want of memory */
-};
-
-/* Free what *m owns (m->desc) and leave it empty.  x_extract overwrites
- * *m: a result that is done with is released first.  Moving a result
- * (struct copy) moves the ownership: clear the source's desc. */
-void x_meta_release(struct x_meta *m);
+#include "indexer/formats/fmt.h"
+#include "indexer/formats/sniff.h"
 
 /* The version of what the extractors read.  A record keeps the version
  * that made it (files.meta_version); when a new version reads more from a
@@ -142,9 +78,6 @@ int x_stream_new(const struct x_meta *m, uint64_t file_size, struct x_stream **o
 int x_stream_feed(struct x_stream *s, const uint8_t *p, size_t n);
 int x_stream_end(struct x_stream *s, struct x_meta *m);
 void x_stream_free(struct x_stream *s);
-
-/* Sniff the format of the first n bytes; returns a static name or "". */
-const char *x_sniff(const uint8_t *p, size_t n);
 
 /* Fill *m from the first n bytes of a file of file_size bytes (n may be
  * smaller for streamed files).  Returns SL_OK, or SL_E_CORRUPT when the file

@@ -8,7 +8,7 @@
 #include <string.h>
 
 #include "common/sys.h"
-#include "indexer/parsers.h"
+#include "indexer/formats/parsers.h"
 
 static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
 {

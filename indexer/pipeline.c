@@ -2,7 +2,7 @@
  * defaults resolved once, the threads started, the caller's thread storing
  * the records, the figures collected.  The readers are pipe_read.c, the
  * extractors pipe_extract.c, the shared state pipe_int.h. */
-#include "indexer/heif.h"
+#include "indexer/formats/heif.h"
 #include "indexer/pipe_int.h"
 
 #include <stdio.h>

@@ -5,19 +5,19 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "indexer/eip.h"
-#include "indexer/exif.h"
+#include "indexer/formats/eip.h"
+#include "indexer/formats/exif.h"
 #include "indexer/extract.h"
-#include "indexer/heif.h"
-#include "indexer/iptc.h"
-#include "indexer/parsers.h"
-#include "indexer/qt.h"
-#include "indexer/raster.h"
-#include "indexer/x3f.h"
-#include "indexer/xmp.h"
+#include "indexer/formats/heif.h"
+#include "indexer/formats/iptc.h"
+#include "indexer/formats/parsers.h"
+#include "indexer/formats/qt.h"
+#include "indexer/formats/raster.h"
+#include "indexer/formats/x3f.h"
+#include "indexer/formats/xmp.h"
 
 #if defined(FUZZ_JPEGDC)
-#include "indexer/jpeg_dc.h"
+#include "indexer/formats/jpeg_dc.h"
 #include "tests/jpegref.h"
 #endif
 
@@ -188,8 +188,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		       off = 0;
 
 		m.pics.whole = 1;
+		m.read_nested = x_extract; /* a package's image, as x_extract reads it */
 		zip_parse(p, size, &m, &e);
 		memset(&s, 0, sizeof(s));
+		s.read_nested = x_extract;
 		if (c) {
 			while (off < size) {
 				size_t n = size - off < chunk ? size - off : chunk;

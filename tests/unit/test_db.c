@@ -4,8 +4,8 @@
 #include "common/sys.h"
 #include "db/db_int.h"
 #include "scanner/device.h"
-#include "indexer/desc.h"
-#include "indexer/phash.h"
+#include "indexer/formats/desc.h"
+#include "indexer/formats/phash.h"
 #include "scanner/ftab.h"
 #include "tests/unit/test.h"
 

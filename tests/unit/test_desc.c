@@ -3,9 +3,9 @@
  * datasets are built here byte by byte; test_media.py compares real and
  * exiftool-written files with exiftool, and the fuzz targets xmp and iptc
  * run both parsers on any input. */
-#include "indexer/desc.h"
-#include "indexer/iptc.h"
-#include "indexer/xmp.h"
+#include "indexer/formats/desc.h"
+#include "indexer/formats/iptc.h"
+#include "indexer/formats/xmp.h"
 #include "tests/unit/test.h"
 
 #define NS_X "xmlns:x='adobe:ns:meta/'"

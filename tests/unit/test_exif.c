@@ -6,9 +6,9 @@
 #include <ctype.h>
 #include <math.h>
 
-#include "indexer/exif.h"
+#include "indexer/formats/exif.h"
 #include "indexer/extract.h"
-#include "indexer/parsers.h"
+#include "indexer/formats/parsers.h"
 #include "tests/unit/test.h"
 #include "tests/unit/tmeta.h"
 #include "tools/mkcorpus/exifw.h"

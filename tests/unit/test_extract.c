@@ -8,9 +8,9 @@
 
 #include "common/sys.h"
 #include "indexer/extract.h"
-#include "indexer/parsers.h"
-#include "indexer/phash.h"
-#include "indexer/raster.h"
+#include "indexer/formats/parsers.h"
+#include "indexer/formats/phash.h"
+#include "indexer/formats/raster.h"
 #include "tests/unit/test.h"
 #include "tools/mkcorpus/exifw.h"
 

@@ -6,10 +6,10 @@
 #include <zlib.h>
 
 #include "common/strbuf.h"
-#include "indexer/exif.h"
+#include "indexer/formats/exif.h"
 #include "indexer/extract.h"
-#include "indexer/heif.h"
-#include "indexer/parsers.h"
+#include "indexer/formats/heif.h"
+#include "indexer/formats/parsers.h"
 #include "tests/unit/test.h"
 #include "tests/unit/tmeta.h"
 

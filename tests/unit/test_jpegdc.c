@@ -17,7 +17,7 @@
 #include <jerror.h>
 #include <jpeglib.h>
 
-#include "indexer/jpeg_dc.h"
+#include "indexer/formats/jpeg_dc.h"
 #include "tests/jpegref.h"
 #include "tests/unit/test.h"
 

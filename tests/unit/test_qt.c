@@ -5,7 +5,7 @@
  * streamed on any input.) */
 #include <math.h>
 
-#include "indexer/qt.h"
+#include "indexer/formats/qt.h"
 #include "tests/unit/test.h"
 
 static uint8_t *buf;

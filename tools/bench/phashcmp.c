@@ -10,8 +10,8 @@
 
 #include "common/sys.h"
 #include "indexer/extract.h"
-#include "indexer/parsers.h"
-#include "indexer/phash.h"
+#include "indexer/formats/parsers.h"
+#include "indexer/formats/phash.h"
 
 static unsigned char *slurp(const char *path, size_t *n)
 {
