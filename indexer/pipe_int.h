@@ -1,10 +1,15 @@
 /* pipe_int.h - inside the pipeline (pipeline.h): the state its threads
- * share and the helpers they call.  pipeline.c sets up a run and is its
- * store loop; pipe_read.c is the reader engine (the plan followed, files
- * opened ahead, bytes hashed and queued) and pipe_sweep.c its part that
- * follows an extent schedule; pipe_extract.c the extractors (parse,
- * perceptual hash, the streamed catch, the record).  Only these four files
- * include it. */
+ * share and the helpers they call.  The files call one another one way
+ * only, each down to the ones below it (tools/dev/callgraph.py checks):
+ *   pipeline.c      sets up a run and is its store loop; starts
+ *   pipe_reader.c   the reader threads, which follow the plan directly or
+ *   pipe_sweep.c    by an extent schedule, and both read each file with
+ *   pipe_read.c     (opened, read whole or in chunks, hashed, queued);
+ *   pipe_extract.c  the extractors (parse, perceptual hash, the streamed
+ *                   catch, the record), started by pipeline.c;
+ *   pipe_core.c     below all of them: the fatal error, the stop, paths,
+ *                   an unreadable file's record.
+ * Only these files include it. */
 #ifndef SL_PIPE_INT_H
 #define SL_PIPE_INT_H
 
@@ -112,13 +117,15 @@ struct pipe {
 	atomic_int nslots;
 };
 
-/* The run's first fatal error wins; every thread then stops. */
+/* pipe_core.c.  The run's first fatal error wins; every thread then stops. */
 void pipe_set_fatal(struct pipe *P, const struct sl_err *e);
 void pipe_nomem(struct pipe *P);
 /* A fatal error, or the caller's cancel. */
 int pipe_stopping(struct pipe *P);
 /* The file's path, malloc'd; NULL when out of memory. */
 char *pipe_path_of(struct pipe *P, uint32_t file);
+/* For yd_wait: whether the run is stopping. */
+int pipe_stop_cb(void *ctx);
 /* Where the locate pass found the file. */
 void pipe_fill_location(const struct ftab *ft, struct px_record *r);
 /* Fill *r for a file that could not be opened or read, from what the
@@ -140,7 +147,10 @@ struct opened {
 
 struct yd;
 
-/* Readers (pipe_read.c).  Open the file at plan position pos: o->rc says
+/* One file read (pipe_read.c).  The calling thread's slot (pipeline.h's
+ * slow-read warning), taken once by each reader thread before it reads. */
+void pipe_reader_slot(struct pipe *P, struct rgroup *g);
+/* Open the file at plan position pos: o->rc says
  * how it went, o->path is NULL when out of memory. */
 void pipe_open(struct pipe *P, size_t pos, struct opened *o);
 /* Read an opened file and queue its bytes: whole when small, else chunk by
@@ -162,16 +172,14 @@ int pipe_push(struct pipe *P, struct job *job, uint8_t *buf, size_t len, size_t 
 	      struct tail *tail);
 void pipe_push_prepared(struct pipe *P, struct item *it, struct job *job, uint8_t *buf,
 			size_t len, size_t charge, int seq, struct tail *tail);
-/* For yd_wait: whether the run is stopping. */
-int pipe_stop_cb(void *ctx);
 /* A one-reader group's files by its extent schedule (pipe_sweep.c). */
 void pipe_sweep(struct pipe *P, struct rgroup *g, struct yd *y);
 
-/* Thread bodies: a reader of group arg (a struct rgroup), an extractor of
- * pipe arg. */
+/* Thread bodies: a reader of group arg (a struct rgroup; pipe_reader.c),
+ * an extractor of pipe arg (pipe_extract.c). */
 void *pipe_reader_main(void *arg);
 void *pipe_extractor_main(void *arg);
-/* Bookkeeping when a reader ends (or stands in for one that never ran):
+/* pipe_reader.c.  Bookkeeping when a reader ends (or stands in for one that never ran):
  * the last one of a group stamps its time, the last one overall closes the
  * extractors' queue. */
 void pipe_reader_exit(struct pipe *P, struct rgroup *g);
