@@ -11,21 +11,6 @@
 
 #define NOW_SQL "strftime('%Y-%m-%dT%H:%M:%SZ','now')"
 
-int db_fail(sqlite3 *h, struct sl_err *err, const char *file, int line, const char *what)
-{
-	int code = h ? sqlite3_extended_errcode(h) : SQLITE_ERROR;
-	const char *msg = h ? sqlite3_errmsg(h) : "cannot allocate a handle";
-	const char *hint = "";
-
-	if ((code & 0xff) == SQLITE_FULL)
-		hint = " (free space on the database's disk, then run again: the scan resumes)";
-	else if ((code & 0xff) == SQLITE_BUSY)
-		hint = " (another process is writing this database)";
-	else if ((code & 0xff) == SQLITE_READONLY)
-		hint = " (the index cannot be written here)";
-	return sl_fail(err, SL_E_DB, 0, file, line, "database: %s: %s%s", what, msg, hint);
-}
-
 /* A fixed statement; a failure says what was being done, and keeps the
  * statement for SEEKLESS_DEBUG=1 only (users read the message). */
 static int exec(struct db *db, const char *sql, const char *what, struct sl_err *err)
@@ -486,16 +471,6 @@ static int64_t tick_of(const char *fstype)
 			return 2000000000LL;
 	}
 	return 20000000LL;
-}
-
-int db_racy(const struct db *db, uint16_t devi, int64_t ctime_ns, int64_t mtime_ns, int64_t from,
-	    int64_t to)
-{
-	int64_t tick = devi < db->nfs && db->tick_ns ? db->tick_ns[devi] : 2000000000LL;
-	int64_t t = ctime_ns ? ctime_ns : mtime_ns;
-	/* a time in the future beyond a tick (a camera's clock, kept by cp -p)
-	 * is not racy: no later change can land on it */
-	return t > from - tick && t <= to + tick;
 }
 
 /* The filesystems row that knows ident as its alternative name (made by a

@@ -1,7 +1,14 @@
 /* db_int.h - inside the index (db.h): the connection's state and the
  * helpers db/'s files share.  Nothing outside db/ includes this, but the
  * white-box unit test (tests/unit/test_db.c), which also uses the fault
- * injection declared here. */
+ * injection declared here.
+ *
+ * Its files call one way, each down to the ones below it
+ * (tools/dev/callgraph.py checks): writer.c (the records) takes diff.c's
+ * relink candidates; both, and db.c (the connection), end their batches
+ * in batch.c (the open transaction), which updates links.c's sidecar
+ * links; everything is above core.c (db_fail, db_racy), which calls none
+ * of them.  A helper two files share goes below both. */
 #ifndef SL_DB_INT_H
 #define SL_DB_INT_H
 
@@ -103,7 +110,10 @@ int db_links_update(struct db *db, struct sl_err *err);
 /* The length of a file name's stem, as Python's
  * os.path.splitext splits it (up to the last dot that does not lead it). */
 size_t db_stem_len(const char *name, size_t n);
-/* SL_E_DB error from the handle's last failure. */
+/* A batch that failed is rolled back whole; returns rc (batch.c, with
+ * db.h's db_commit). */
+int db_drop_batch(struct db *db, int rc);
+/* SL_E_DB error from the handle's last failure (core.c, with db_racy). */
 int db_fail(sqlite3 *h, struct sl_err *err, const char *file, int line, const char *what);
 #define DB_FAIL(h, err, what) db_fail((h), (err), __FILE__, __LINE__, (what))
 

@@ -265,30 +265,6 @@ static int relink(struct db *db, const struct px_record *r, const char *old, str
 	return SL_OK;
 }
 
-/* A batch that failed is rolled back whole; returns rc. */
-static int drop_batch(struct db *db, int rc)
-{
-	sqlite3_reset(db->put);
-	sqlite3_exec(db->h, "ROLLBACK", NULL, NULL, NULL);
-	db->in_txn = 0;
-	return rc;
-}
-
-int db_commit(struct db *db, struct sl_err *err)
-{
-	int rc;
-
-	if (!db->in_txn)
-		return SL_OK;
-	if ((rc = db_links_update(db, err)) != SL_OK)
-		return drop_batch(db, rc);
-	if (sqlite3_exec(db->h, "COMMIT", NULL, NULL, NULL) != SQLITE_OK)
-		return drop_batch(db, DB_FAIL(db->h, err, "commit batch"));
-	db->in_txn = 0;
-	db->batch_rows = 0;
-	return SL_OK;
-}
-
 int db_put(struct db *db, const struct px_record *r, struct sl_err *err)
 {
 	char old[33];
@@ -306,20 +282,20 @@ int db_put(struct db *db, const struct px_record *r, struct sl_err *err)
 	if (r->read && (r->ext_flags & (FT_REPLACED | FT_CHANGED | FT_CTIME)) &&
 	    (db->nrelink || (r->ext_flags & FT_CTIME))) {
 		if ((rc = old_hash(db, r->path, old, err)) != SL_OK)
-			return drop_batch(db, rc);
+			return db_drop_batch(db, rc);
 	} else {
 		old[0] = 0;
 	}
 	recheck(db, r, old);
 	if ((rc = relink(db, r, old, err)) != SL_OK)
-		return drop_batch(db, rc);
+		return db_drop_batch(db, rc);
 	sqlite3_reset(db->put);
 	sqlite3_clear_bindings(db->put);
 	if (bind_record(db, db->put, r, db->scan_id, r->devi < db->nfs ? db->fs_ids[r->devi] : 0))
-		return drop_batch(db, SL_FAIL(err, SL_E_NOMEM, 0,
+		return db_drop_batch(db, SL_FAIL(err, SL_E_NOMEM, 0,
 					      "database: store file record: out of memory"));
 	if (sqlite3_step(db->put) != SQLITE_DONE)
-		return drop_batch(db, DB_FAIL(db->h, err, "store file record"));
+		return db_drop_batch(db, DB_FAIL(db->h, err, "store file record"));
 	if (++db->batch_rows >= DB_BATCH_ROWS || sys_now() - db->batch_start >= DB_BATCH_SECONDS)
 		return db_commit(db, err);
 	return SL_OK;
