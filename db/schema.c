@@ -162,7 +162,7 @@ static const char *const migrations[] = {
 	"ALTER TABLE files ADD COLUMN duration REAL;"
 	"ALTER TABLE files ADD COLUMN content_id TEXT;",
 	/* 9 -> 10: what people wrote about a picture (XMP, IPTC, EXIF text;
-	 * indexer/desc.h): rating, label, title, description, creator,
+	 * indexer/formats/desc.h): rating, label, title, description, creator,
 	 * copyright as text; keywords and hierarchical_keywords as JSON
 	 * arrays of text.  Records of formats that can carry them are older
 	 * than X_META_VERSION 3 and read again. */

@@ -1,11 +1,13 @@
 /* extract.h - from a file's bytes to its record: format, metadata, hash.
  *
- * The format is decided by magic bytes, never by the file name.  Each
- * container has its own parser (jpeg.c, png.c, gif.c, webp.c, bmff.c, x3f.c,
- * eip.c; TIFF and TIFF-based RAW through exif.c); all read through the bounded cursor of
- * cursor.h, so a hostile file can make a parser give up but never read out of
- * bounds.  Parsers run on the bytes the reader already holds (the whole file,
- * or the first chunk of a streamed one) and do no I/O.
+ * The format is decided by magic bytes (formats/sniff.h), never by the file
+ * name.  Each container has its own parser in indexer/formats/ (jpeg.c,
+ * png.c, gif.c, webp.c, bmff.c, x3f.c, eip.c; TIFF and TIFF-based RAW
+ * through exif.c), which sees only formats/fmt.h; all read through the
+ * bounded cursor of cursor.h, so a hostile file can make a parser give up
+ * but never read out of bounds.  Parsers run on the bytes the reader
+ * already holds (the whole file, or the first chunk of a streamed one) and
+ * do no I/O.
  */
 #ifndef SL_EXTRACT_H
 #define SL_EXTRACT_H

@@ -1,5 +1,5 @@
 /* jpegref.h - libjpeg's own 1/8 grey output after the luma's first DC scan
- * (buffered-image mode, no block smoothing): what indexer/jpeg_dc.h must
+ * (buffered-image mode, no block smoothing): what indexer/formats/jpeg_dc.h must
  * give, for unit_jpegdc and fuzz_jpegdc. */
 #ifndef SL_JPEGREF_H
 #define SL_JPEGREF_H

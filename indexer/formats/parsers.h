@@ -1,7 +1,8 @@
 /* parsers.h - inside extraction (extract.h): the format parsers
- * x_extract dispatches to, and what they share.  Only indexer/'s files,
- * the unit tests, the fuzz targets and the development tools include it;
- * the rest of the program sees extract.h. */
+ * x_extract dispatches to from its table of formats.  Only the dispatcher,
+ * the formats themselves, the unit tests, the fuzz targets and the
+ * development tools include it; the rest of the program sees extract.h.
+ * What every parser may call is fmt.h, which this includes. */
 #ifndef SL_PARSERS_H
 #define SL_PARSERS_H
 

@@ -87,7 +87,7 @@ def exif_date(v):
 
 
 def clean(v):
-    """A descriptive value as seekless keeps it (indexer/desc.h): line
+    """A descriptive value as seekless keeps it (indexer/formats/desc.h): line
     ends made LF, other control characters dropped, trimmed; None when
     nothing is left.  exiftool's JSON turns a keyword such as "2004" into a
     number: back to text."""

@@ -1,5 +1,5 @@
 /* exifw.h - a minimal EXIF (TIFF) writer for generated test photos.
- * Independent of the reader in indexer/exif.c on purpose: tests compare what
+ * Independent of the reader in indexer/formats/exif.c on purpose: tests compare what
  * one wrote with what the other read. */
 #ifndef SL_EXIFW_H
 #define SL_EXIFW_H
