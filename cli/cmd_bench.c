@@ -11,10 +11,12 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/headpath.h"
 #include "app/scan.h"
 #include "cli/cli.h"
 #include "common/parse.h"
 #include "common/sys.h"
+#include "db/benchruns.h"
 #include "db/db.h"
 #include "indexer/pipeline.h"
 #include "indexer/reader.h"
@@ -202,109 +204,70 @@ static size_t n_pieces(const struct trace *tr)
 	return n < tr->pc.cap ? n : tr->pc.cap;
 }
 
-#define DOTS_ALL 10000
-
-/* A dot at (x, y) inside a panel whose top left is (left, top); with seen
- * (a pixel map of the panel), none where one was drawn already. */
-static void dot(FILE *f, unsigned char *seen, double pw, double ph, double left, double top,
-		double x, double y)
+/* Order k's first run as head-path dots (headpath.h): the pieces of
+ * swept groups, then each located file that arrived.  *t and *phys are
+ * the caller's to free.  Returns the count, or -1 (no memory). */
+static long dots_of(const struct trace *tr, double **t, uint64_t **phys)
 {
-	/* as printed (%.1f): the cell is the one a reader of the picture sees */
-	x = floor(x * 10 + 0.5) / 10;
-	y = floor(y * 10 + 0.5) / 10;
-	if (seen) { /* cells of 2 px: a dot is 2.6 px across */
-		size_t px = (size_t)(x < 0 ? 0 : x > pw ? pw : x) / 2;
-		size_t py = (size_t)(y < 0 ? 0 : y > ph ? ph : y) / 2;
-		size_t at = py * ((size_t)pw / 2 + 1) + px;
-		if (seen[at])
-			return;
-		seen[at] = 1;
+	size_t np = n_pieces(tr), i, n = 0;
+
+	*t = malloc((np + tr->n + 1) * sizeof(**t));
+	*phys = malloc((np + tr->n + 1) * sizeof(**phys));
+	if (!*t || !*phys)
+		return -1;
+	for (i = 0; i < np; i++, n++) {
+		(*t)[n] = tr->pc.t[i];
+		(*phys)[n] = tr->pc.phys[i];
 	}
-	fprintf(f, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"1.3\"/>\n", left + x, top + y);
+	for (i = 0; i < tr->n; i++) {
+		if (tr->phys[i] == UINT64_MAX || tr->ev[i].t1 <= 0)
+			continue;
+		(*t)[n] = tr->ev[i].t1;
+		(*phys)[n++] = tr->phys[i];
+	}
+	return (long)n;
 }
 
-static void write_svg(FILE *f, const int *orders, int norders, const struct trace *tr)
-{
-	const double W = 900, PH = 200, ML = 70, MR = 20, MT = 30, GAP = 45;
-	double tmax = 0, ymin = -1, ymax = 0;
-	int k;
+/* Every order's head path, for the picture and the index; orders without
+ * a first run are left out.  Returns the count, or -1 (no memory). */
+struct paths {
+	struct hp_panel pn[MAX_ORDERS];
+	double *t[MAX_ORDERS];
+	uint64_t *phys[MAX_ORDERS];
+	int of[MAX_ORDERS]; /* the order's index */
+};
 
+static int collect_paths(const int *orders, int norders, const struct trace *tr,
+			 struct paths *ps)
+{
+	int k, n = 0;
+
+	memset(ps, 0, sizeof(*ps));
 	for (k = 0; k < norders; k++) {
-		size_t i;
+		long d;
 		if (!tr[k].have)
 			continue;
-		if (tr[k].wall > tmax)
-			tmax = tr[k].wall;
-		for (i = 0; i < tr[k].n; i++) {
-			double y = (double)tr[k].phys[i];
-			if (tr[k].phys[i] == UINT64_MAX)
-				continue;
-			if (y > ymax)
-				ymax = y;
-			if (ymin < 0 || y < ymin)
-				ymin = y;
-		}
-		for (i = 0; i < n_pieces(&tr[k]); i++) {
-			double y = (double)tr[k].pc.phys[i];
-			if (y > ymax)
-				ymax = y;
-			if (ymin < 0 || y < ymin)
-				ymin = y;
-		}
+		d = dots_of(&tr[k], &ps->t[n], &ps->phys[n]);
+		ps->pn[n].order = plan_order_name(orders[k]);
+		ps->pn[n].wall = tr[k].wall;
+		ps->pn[n].t = ps->t[n];
+		ps->pn[n].phys = ps->phys[n];
+		ps->pn[n].n = d > 0 ? (size_t)d : 0;
+		ps->pn[n].pieces = n_pieces(&tr[k]) > 0;
+		ps->of[n++] = k;
+		if (d < 0)
+			return -1;
 	}
-	if (tmax <= 0)
-		tmax = 1;
-	if (ymin < 0)
-		ymin = 0;
-	if (ymax <= ymin)
-		ymax = ymin + 1;
-	fprintf(f, "<svg xmlns=\"http://www.w3.org/2000/svg\" width=\"%.0f\" height=\"%.0f\" "
-		   "font-family=\"sans-serif\" font-size=\"12\">\n",
-		W, MT + norders * (PH + GAP));
-	fprintf(f, "<rect width=\"100%%\" height=\"100%%\" fill=\"white\"/>\n");
-	for (k = 0; k < norders; k++) {
-		double top = MT + k * (PH + GAP), pw = W - ML - MR;
-		unsigned char *seen;
-		size_t i;
-		int t;
-		fprintf(f, "<text x=\"%.0f\" y=\"%.0f\" font-weight=\"bold\">order %s: %.2f s "
-			   "(first run; physical offset of each %s against the time it arrived)"
-			   "</text>\n",
-			ML, top - 8, plan_order_name(orders[k]), tr[k].wall,
-			n_pieces(&tr[k]) ? "file or piece of a sweep" : "file");
-		fprintf(f, "<rect x=\"%.0f\" y=\"%.0f\" width=\"%.0f\" height=\"%.0f\" fill=\"none\" "
-			   "stroke=\"#999\"/>\n",
-			ML, top, pw, PH);
-		for (t = 0; t <= 4; t++) {
-			double x = ML + pw * t / 4, y = top + PH * t / 4;
-			fprintf(f, "<text x=\"%.1f\" y=\"%.0f\" text-anchor=\"middle\">%.1f s</text>\n", x,
-				top + PH + 15, tmax * t / 4);
-			fprintf(f, "<text x=\"%.0f\" y=\"%.1f\" text-anchor=\"end\">%.2f GB</text>\n",
-				ML - 5, y + 4, (ymin + (ymax - ymin) * (4 - t) / 4) / 1e9);
-		}
-		/* one dot per piece of a sweep, or per file: where it lies, when
-		 * its last byte arrived.  Past DOTS_ALL of them, a dot whose
-		 * place already has one is left out: 22,345 files in two orders
-		 * made a picture of 1.8 MB that looks the same at 0.6 MB (a
-		 * drive of 100,000 photos: 8 MB). */
-		seen = tr[k].n + n_pieces(&tr[k]) > DOTS_ALL
-			       ? calloc(((size_t)pw / 2 + 1) * ((size_t)PH / 2 + 1), 1)
-			       : NULL;
-		fprintf(f, "<g fill=\"#c0392b\">\n");
-		for (i = 0; i < n_pieces(&tr[k]); i++)
-			dot(f, seen, pw, PH, ML, top, pw * tr[k].pc.t[i] / tmax,
-			    PH - PH * ((double)tr[k].pc.phys[i] - ymin) / (ymax - ymin));
-		for (i = 0; i < tr[k].n; i++) {
-			const struct event *ev = &tr[k].ev[i];
-			if (tr[k].phys[i] == UINT64_MAX || ev->t1 <= 0)
-				continue;
-			dot(f, seen, pw, PH, ML, top, pw * ev->t1 / tmax,
-			    PH - PH * ((double)tr[k].phys[i] - ymin) / (ymax - ymin));
-		}
-		fprintf(f, "</g>\n");
-		free(seen);
+	return n;
+}
+
+static void paths_free(struct paths *ps)
+{
+	int k;
+	for (k = 0; k < MAX_ORDERS; k++) {
+		free(ps->t[k]);
+		free(ps->phys[k]);
 	}
-	fprintf(f, "</svg>\n");
 }
 
 static int parse_orders(const char *list, int *orders, int *n)
@@ -361,6 +324,7 @@ struct bench {
 	size_t mem;                 /* --mem, 0 the default */
 	struct result (*res)[32];   /* [order][run] */
 	struct trace *tr;           /* [order]: the first run's, for the picture */
+	int64_t first_scan, last_scan; /* the runs' rows of scans */
 };
 
 /* One cold run in one order: the files made cold, then walked, located
@@ -419,6 +383,11 @@ static int one_run(struct bench *B, int r, int oi, int order, struct sl_err *e)
 		}
 		rc = db_scan_begin(B->db, "bench", plan_order_name(order),
 				   (const char *const *)p.roots, p.nroots, 0, e);
+		if (rc == SL_OK) {
+			B->last_scan = db_scan_id(B->db);
+			if (!B->first_scan)
+				B->first_scan = B->last_scan;
+		}
 		if (rc == SL_OK && ev)
 			rc = px_run(&p.ft, &pl, &po, count_only, NULL, &st, e);
 		if (st.abandoned) {
@@ -476,6 +445,60 @@ static int one_run(struct bench *B, int r, int oi, int order, struct sl_err *e)
 	return rc;
 }
 
+/* Keep the bench in the index for the report (benchruns.h): the medians
+ * and each order's head path, thinned to what its picture shows.  A bench
+ * whose results cannot be stored still printed them: said, not fatal. */
+static void store(struct bench *B, const int *orders, int runs, struct result (*res)[32],
+		  double fs_wall, struct paths *ps, int np)
+{
+	struct db_bench_order bo[MAX_ORDERS];
+	struct db_bench b;
+	struct strbuf roots = STRBUF_INIT;
+	struct sl_err e;
+	size_t i;
+	int k;
+
+	memset(&b, 0, sizeof(b));
+	sb_addc(&roots, '[');
+	for (i = 0; i < B->base.nroots; i++) {
+		if (i)
+			sb_addc(&roots, ',');
+		sb_add_json(&roots, B->base.roots[i], strlen(B->base.roots[i]));
+	}
+	sb_addc(&roots, ']');
+	for (k = 0; k < np; k++) {
+		int oi = ps->of[k];
+		double wall, meta;
+		long kept = hp_thin(ps->t[k], ps->phys[k], ps->pn[k].n, ps->pn[k].wall);
+		medians(res[oi], runs, &wall, &meta);
+		memset(&bo[k], 0, sizeof(bo[k]));
+		bo[k].order = plan_order_name(orders[oi]);
+		bo[k].wall_s = wall;
+		bo[k].metadata_s = meta;
+		bo[k].mb_per_s = wall > 0 ? (double)B->bytes / 1e6 / wall : 0;
+		bo[k].files_per_s = wall > 0 ? (double)B->files / wall : 0;
+		bo[k].speedup = fs_wall > 0 && wall > 0 ? fs_wall / wall : 0;
+		bo[k].t = ps->t[k];
+		bo[k].phys = ps->phys[k];
+		bo[k].n = kept < 0 ? 0 : (size_t)kept;
+		bo[k].pieces = ps->pn[k].pieces;
+		if (kept >= 0)
+			ps->pn[k].n = (size_t)kept;
+	}
+	b.roots = roots.oom ? "[]" : roots.p;
+	b.files = (int64_t)B->files;
+	b.bytes = (int64_t)B->bytes;
+	b.runs = runs;
+	b.caches_dropped = B->dropped;
+	b.first_scan = B->first_scan;
+	b.last_scan = B->last_scan;
+	b.orders = bo;
+	b.norders = (size_t)np;
+	if (db_bench_put(B->db, &b, &e) != SL_OK)
+		cli_error("bench", &e);
+	sb_free(&roots);
+}
+
 int cmd_bench(int argc, char **argv)
 {
 	static const struct option opts[] = {
@@ -497,8 +520,10 @@ int cmd_bench(int argc, char **argv)
 	struct strbuf dbpath = STRBUF_INIT;
 	struct bench B;
 	struct sl_err e;
-	int dropped = 0, fs_index = -1;
+	int dropped = 0, fs_index = -1, np = 0;
+	struct paths ps;
 
+	memset(&ps, 0, sizeof(ps));
 	memset(res, 0, sizeof(res));
 	memset(tr, 0, sizeof(tr));
 	memset(&B, 0, sizeof(B));
@@ -602,19 +627,27 @@ int cmd_bench(int argc, char **argv)
 		}
 		print_table(orders, norders, runs, res, files, bytes, dropped, fs_wall);
 svg_out:
-		if (svg) {
+		np = collect_paths(orders, norders, tr, &ps);
+		if (np < 0) {
+			fprintf(stderr, "seekless bench: out of memory for the head's path\n");
+			rc = SL_E_NOMEM;
+		}
+		if (rc == SL_OK && svg) {
+			struct strbuf pic = STRBUF_INIT;
 			FILE *f = sys_fopen(svg, "w");
-			if (!f) {
+			hp_svg(&pic, ps.pn, (size_t)np);
+			if (!f || pic.oom || fwrite(pic.p, 1, pic.len, f) != pic.len) {
 				fprintf(stderr, "seekless bench: cannot write %s\n", svg);
 				rc = SL_E_IO;
-			} else {
-				write_svg(f, orders, norders, tr);
-				if (fclose(f) != 0)
-					rc = SL_E_IO;
-				else if (!json)
-					printf("picture: %s\n", svg);
 			}
+			if (f && fclose(f) != 0)
+				rc = SL_E_IO;
+			if (rc == SL_OK && !json)
+				printf("picture: %s\n", svg);
+			sb_free(&pic);
 		}
+		if (rc == SL_OK)
+			store(&B, orders, runs, res, fs_wall, &ps, np);
 	}
 out:
 	for (k = 0; k < MAX_ORDERS; k++) {
@@ -623,6 +656,7 @@ out:
 		free(tr[k].pc.phys);
 		free(tr[k].pc.t);
 	}
+	paths_free(&ps);
 	prep_free(&B.base);
 	db_close(B.db);
 	sb_free(&dbpath);

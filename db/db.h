@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "indexer/record.h"
 
-#define DB_SCHEMA_VERSION 13
+#define DB_SCHEMA_VERSION 14
 
 struct db;
 

@@ -190,6 +190,27 @@ static const char *const migrations[] = {
 	 * (a file that could not be read or parsed is tried at every scan):
 	 * counted apart, since nothing changed in them. */
 	"ALTER TABLE scans ADD COLUMN retried INTEGER;",
+	/* 13 -> 14: what `seekless bench` measured, for the report
+	 * (benchruns.h): a row per bench with the scans rows of its runs, and
+	 * per order its medians and the first run's head path (a blob of
+	 * 16-byte dots: time as IEEE double bits, offset; little-endian). */
+	"CREATE TABLE benches("
+	"  id INTEGER PRIMARY KEY,"
+	"  started_at TEXT NOT NULL,"
+	"  roots TEXT NOT NULL,"
+	"  files INTEGER NOT NULL, bytes INTEGER NOT NULL,"
+	"  runs INTEGER NOT NULL,"
+	"  caches_dropped INTEGER NOT NULL,"
+	"  first_scan INTEGER, last_scan INTEGER);"
+	"CREATE TABLE bench_orders("
+	"  bench_id INTEGER NOT NULL REFERENCES benches(id) ON DELETE CASCADE,"
+	"  pos INTEGER NOT NULL,"
+	"  order_name TEXT NOT NULL,"
+	"  wall_s REAL, metadata_s REAL, mb_per_s REAL, files_per_s REAL,"
+	"  speedup REAL,"
+	"  pieces INTEGER NOT NULL,"
+	"  path BLOB,"
+	"  PRIMARY KEY(bench_id, pos));",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,

@@ -2,6 +2,7 @@
  * migrations, upserts, missing-file marking, both export formats. */
 
 #include "common/sys.h"
+#include "db/benchruns.h"
 #include "db/db_int.h"
 #include "scanner/device.h"
 #include "indexer/formats/desc.h"
@@ -1439,6 +1440,97 @@ static void test_error_without_sql(void)
 	db_close(db);
 }
 
+/* Schema 14: an index of 13 with a bench's runs gets the bench tables, and
+ * a bench stored comes back as it went in, its head path bit for bit. */
+struct bench_seen {
+	int n;
+	double wall, speedup, t2;
+	uint64_t phys2;
+	size_t dots;
+	char order[16];
+	int64_t first, last;
+};
+
+static int on_bench(void *ctx, const struct db_bench *b)
+{
+	struct bench_seen *s = ctx;
+
+	s->n++;
+	CHECK_INT(b->norders, 2);
+	snprintf(s->order, sizeof(s->order), "%s", b->orders[0].order);
+	s->wall = b->orders[0].wall_s;
+	s->speedup = b->orders[1].speedup;
+	s->dots = b->orders[0].n;
+	if (b->orders[0].n > 2) {
+		s->t2 = b->orders[0].t[2];
+		s->phys2 = b->orders[0].phys[2];
+	}
+	s->first = b->first_scan;
+	s->last = b->last_scan;
+	return 0;
+}
+
+static void test_bench_runs(void)
+{
+	char path[4096];
+	struct db *db;
+	struct sl_err e;
+	sqlite3 *h;
+	double t[3] = {0.25, 0.5, 1.0 / 3};
+	uint64_t phys[3] = {4096, 1ull << 40, 0xfedcba9876543210ull};
+	struct db_bench_order o[2];
+	struct db_bench b;
+	struct bench_seen seen;
+	int64_t total = -1;
+	int v = 0;
+
+	snprintf(path, sizeof(path), "%s/v13.db", dir);
+	CHECK(sqlite3_open(path, &h) == SQLITE_OK);
+	CHECK_INT(db_migrate_to(h, 13, &e), SL_OK);
+	CHECK(sqlite3_exec(h, "INSERT INTO scans(started_at, status, command, order_requested, roots,"
+			      " version) VALUES('then', 'ok', 'bench', 'physical', '[]', 'x')",
+			   NULL, NULL, NULL) == SQLITE_OK);
+	sqlite3_close(h);
+	CHECK_INT(db_open(path, 0, &db, &e), SL_OK);
+	CHECK_INT(db_user_version(db, &v, &e), SL_OK);
+	CHECK_INT(v, DB_SCHEMA_VERSION);
+	memset(&seen, 0, sizeof(seen));
+	CHECK_INT(db_bench_list(db, 5, on_bench, &seen, &total, &e), SL_OK);
+	CHECK_INT(total, 0);
+	CHECK_INT(seen.n, 0);
+	memset(o, 0, sizeof(o));
+	memset(&b, 0, sizeof(b));
+	o[0].order = "physical";
+	o[0].wall_s = 1.5;
+	o[0].t = t;
+	o[0].phys = phys;
+	o[0].n = 3;
+	o[1].order = "path";
+	o[1].wall_s = 3;
+	o[1].speedup = 0; /* no fs order: NULL, read back as none */
+	b.roots = "[\"/p\"]";
+	b.files = 10;
+	b.bytes = 1000;
+	b.runs = 1;
+	b.first_scan = 1;
+	b.last_scan = 2;
+	b.orders = o;
+	b.norders = 2;
+	CHECK_INT(db_bench_put(db, &b, &e), SL_OK);
+	CHECK_INT(db_bench_list(db, 5, on_bench, &seen, &total, &e), SL_OK);
+	CHECK_INT(total, 1);
+	CHECK_INT(seen.n, 1);
+	CHECK_STR(seen.order, "physical");
+	CHECK(seen.wall == 1.5);
+	CHECK(seen.speedup == 0);
+	CHECK_INT(seen.dots, 3);
+	CHECK(seen.t2 == 1.0 / 3);
+	CHECK(seen.phys2 == 0xfedcba9876543210ull);
+	CHECK_INT(seen.first, 1);
+	CHECK_INT(seen.last, 2);
+	db_close(db);
+}
+
 int main(void)
 {
 	dir = t_tmpdir("db");
@@ -1458,6 +1550,7 @@ int main(void)
 	RUN(test_statement_journal);
 	RUN(test_near_groups);
 	RUN(test_upgrade_from_v1);
+	RUN(test_bench_runs);
 	RUN(test_versions);
 	RUN(test_query_dates);
 	RUN(test_open_refusals);
