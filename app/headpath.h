@@ -33,11 +33,11 @@ struct hp_panel {
 #define HP_WIDTH 900
 void hp_svg(struct strbuf *o, const struct hp_panel *panels, size_t n);
 
-/* Thin p's dots in place to at most one per cell of the picture drawn at
- * p's own scale (what hp_svg would keep of it alone), keeping the first
- * of each cell; returns how many are left (at most HP_DOTS_ALL... per
- * picture's cells).  For storing a run's path in the index. -1: no
- * memory (p unchanged). */
+/* Thin n dots (t, phys; the run's read time wall) in place, when more
+ * than HP_DOTS_ALL, to the first of each cell of a panel drawn at their
+ * own scale: what hp_svg would keep of them alone.  For storing a run's
+ * path in the index.  Returns how many are left, or -1 when out of
+ * memory (the dots unchanged). */
 long hp_thin(double *t, uint64_t *phys, size_t n, double wall);
 
 #endif

@@ -85,6 +85,7 @@ int cmd_purge(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_query(int argc, char **argv);
 int cmd_dupes(int argc, char **argv);
+int cmd_report(int argc, char **argv);
 int cmd_service(int argc, char **argv);
 
 #endif

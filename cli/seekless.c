@@ -19,6 +19,7 @@ static const char usage[] =
 	"  stats    what the index holds; the last scans, disk by disk, with speeds\n"
 	"  query    the indexed files by camera, lens, date, place, format, errors\n"
 	"  dupes    groups of identical files, or of near-identical images\n"
+	"  report   the index as one HTML page: history, bench, duplicates, errors\n"
 	"  service  install, remove or inspect the nightly scan\n"
 	"\n"
 	"Every command takes --db PATH (default: the configuration's db, else\n"
@@ -43,6 +44,7 @@ static const struct {
 	{"stats", cmd_stats},
 	{"query", cmd_query},
 	{"dupes", cmd_dupes},
+	{"report", cmd_report},
 	{"service", cmd_service},
 };
 

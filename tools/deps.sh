@@ -6,7 +6,8 @@ pkgs=(build-essential cmake pkg-config
       libjpeg62-turbo-dev libturbojpeg0-dev libsqlite3-dev libxxhash-dev zlib1g-dev libfuse3-dev fuse3
       python3 xxhash e2fsprogs xfsprogs btrfs-progs util-linux bindfs systemd
       libheif-dev libimage-exiftool-perl libarchive-zip-perl libjpeg-turbo-progs libheif-examples
-      libpng-dev libwebp-dev webp netpbm ffmpeg libexpat1-dev strace ntfs-3g mergerfs fdisk)
+      libpng-dev libwebp-dev webp netpbm ffmpeg libexpat1-dev strace ntfs-3g mergerfs fdisk
+      chromium fonts-dejavu-core)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
