@@ -420,6 +420,15 @@ static void history_chart(struct strbuf *o, const struct hist *h, size_t n)
 			sb_addf(o, "%.1f,%.1f ", x, T + (H - T - B) * (1 - v));
 		}
 		sb_adds(o, "\"/>\n");
+		/* a dot per scan as well: one scan alone draws no line */
+		sb_addf(o, "<g class=\"%s\">", k ? "wall" : "mbs");
+		for (i = 0; i < n; i++) {
+			double x = L + (W - L - R) * (by_index ? (n > 1 ? (double)i / (double)(n - 1) : 0.5)
+							       : (h[i].t - t0) / (t1 - t0));
+			double v = k ? h[i].wall / wmax : h[i].mbs / mmax;
+			sb_addf(o, "<circle cx=\"%.1f\" cy=\"%.1f\" r=\"2.5\"/>", x, T + (H - T - B) * (1 - v));
+		}
+		sb_adds(o, "</g>\n");
 	}
 	/* the first and last dates under the axis */
 	if (!by_index) {
@@ -809,8 +818,8 @@ static const char style[] =
 	"font-variant-numeric:tabular-nums}th{cursor:pointer;background:#f3f5f8;position:sticky;"
 	"top:0}th:hover{background:#e4e8ee}td.paths,td:first-child{word-break:break-all}"
 	".x{color:#b00;font-family:monospace}.cap{color:#666}ul.devs{margin:0;padding-left:16px}"
-	".chart .mbs,span.mbs{stroke:#2471a3;color:#2471a3}.chart .wall,span.wall{stroke:#ca6f1e;"
-	"color:#ca6f1e}.chart polyline{stroke-width:2}.chart text{font-size:11px;fill:#555;"
+	".chart .mbs,span.mbs{stroke:#2471a3;color:#2471a3;fill:#2471a3}.chart .wall,span.wall{"
+	"stroke:#ca6f1e;color:#ca6f1e;fill:#ca6f1e}.chart polyline{fill:none}.chart polyline{stroke-width:2}.chart text{font-size:11px;fill:#555;"
 	"stroke:none}.headpath svg{max-width:100%;height:auto}"
 	".near{display:flex;flex-wrap:wrap;gap:10px;padding:10px 0;border-bottom:1px solid #eee}"
 	"figure{margin:0;width:170px}figure img{display:block;max-width:160px;max-height:160px;"
