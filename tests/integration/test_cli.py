@@ -386,7 +386,7 @@ with tempdir("cli-args") as work:
     shutil.copy(bad, bad + ".install")
     with_bad = {
         "scan": [ra], "plan": [ra], "export": [], "stats": [], "query": [], "dupes": [],
-        "purge": [], "bench": ["--runs", "1", "--orders", "fs", rb],
+        "report": [], "purge": [], "bench": ["--runs", "1", "--orders", "fs", rb],
         "service": ["status", "--user", "--dest", units],
     }
     check(sorted(with_bad) == sorted(COMMANDS), "a case for every command: %s" % COMMANDS)

@@ -479,6 +479,22 @@ def chk_export_csv(ctx, ex, p, m):
 ORDERS = ["physical", "first-extent", "inode", "path", "fs", "random"]
 
 
+def chk_report(ctx, ex, p, m):
+    """One HTML page with the sections the comment's 'all of it' names, its
+    file count the index's (the browser test, test_report, checks the rest)."""
+    try:
+        page = open(ctx.path(m.group("out")), encoding="utf-8").read()
+    except OSError as e:
+        check(False, say(ex, "no page: %s" % e))
+        return
+    check(page.startswith("<!DOCTYPE html>"), say(ex, "an HTML page"))
+    check(all('<section id="%s">' % s in page for s in ("glance", "history", "bench", "dupes",
+                                                         "errors")),
+          say(ex, "every section"))
+    n = sql(ctx.db, "SELECT count(*) FROM files WHERE deleted_at IS NULL")[0][0]
+    check('id="total-files" data-v="%d"' % n in page, say(ex, "the index's %d files" % n))
+
+
 def chk_bench(ctx, ex, p, m):
     svg = ctx.path(m.group("svg"))
     try:
@@ -757,6 +773,7 @@ REGISTRY = [
     (S + r" export( --db (?P<db>\S+))? --format csv > (?P<out>\S+)", 0, chk_export_csv, None),
     (S + r" export --scans( --format csv)?", 0, chk_export_scans, None),
     (S + r" bench --svg (?P<svg>\S+) /media/photos", 0, chk_bench, None),
+    (S + r" report -o (?P<out>\S+\.html)", 0, chk_report, None),
     (S + r" query (?P<args>(--(camera|from|to|near|rating|keyword|label) (\"[^\"]*\"|\S+) ?"
          r"|--video ?|--json ?)+)", 0, chk_query, None),
     (S + r" query --errors", 0, chk_query_errors, None),
