@@ -2,34 +2,31 @@
  * near-identical images (perceptual hashes within a Hamming distance),
  * db.h db_dupes and db_near_groups.
  *
- * Near groups use multi-index hashing: split the 64 bits into bits+1
- * chunks; two hashes within `bits` of each other differ in at most `bits`
- * chunks, so they agree exactly on at least one (pigeonhole).  Sorting the
- * hashes by each chunk puts candidates next to each other; only those are
- * compared.  The same picture turned or mirrored has one of seven other
- * hashes (phash.h, ph_variant): each looks up its chunk among the sorted
- * ones too, so a copy that lost its orientation tag joins its original.  A million images at the default 4 bits compare a few hundred
- * candidates each, instead of a million (docs/benchmarks.md).  Matches are
- * joined with union-find, so a group is closed under "near". */
+ * Near groups use multi-index hashing.  Cut the hash into m blocks and
+ * give block i a radius r_i, the radii adding up to d + 1 - m: two hashes
+ * within d bits differ by at most r_i bits in some block i (were every
+ * block r_i + 1 or more apart, the whole would be d + 1).  So each hash is
+ * filed under its blocks, and each looks up only the keys within r_i of
+ * its own in each block's table.  How to cut is chosen per run: a block
+ * of about log2(n) bits holds about one hash per key, so what a look-up
+ * costs is the keys it visits, not the hashes it compares, and stays flat
+ * as the index grows.  (Cutting into d + 1 exact blocks, as this file did
+ * before, gives keys of 64 / (d + 1) bits: at 7 bits, for an embedded
+ * picture against an image, 8-bit keys with n / 256 hashes each, which is
+ * quadratic: a million unrelated hashes took most of an hour.)
+ *
+ * The same picture turned or mirrored has one of seven other hashes
+ * (phash.h, ph_variant): each hash looks up all eight of its variants, so a
+ * copy that lost its orientation tag joins its original.  The variants are
+ * a group of distance-keeping bit maps, so "a variant of x is near y" is
+ * the same as "a variant of y is near x" and one side's look-ups suffice.
+ * Matches are joined with union-find, so a group is closed under "near". */
 #include <stdlib.h>
 #include <string.h>
 
 #include "common/strbuf.h"
 #include "db/db_int.h"
 #include "indexer/formats/phash.h"
-
-struct keyed {
-	uint32_t key;
-	uint32_t idx;
-};
-
-static int cmp_keyed(const void *a, const void *b)
-{
-	const struct keyed *x = a, *y = b;
-	if (x->key != y->key)
-		return x->key < y->key ? -1 : 1;
-	return x->idx < y->idx ? -1 : x->idx > y->idx;
-}
 
 static uint32_t find(uint32_t *up, uint32_t i)
 {
@@ -45,20 +42,6 @@ static void join(uint32_t *up, uint32_t x, uint32_t y)
 	uint32_t rx = find(up, x), ry = find(up, y);
 	if (rx != ry)
 		up[rx > ry ? rx : ry] = rx < ry ? rx : ry;
-}
-
-/* The first of the n sorted entries whose key is not below key. */
-static size_t lower_bound(const struct keyed *k, size_t n, uint32_t key)
-{
-	size_t lo = 0, hi = n;
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (k[mid].key < key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	return lo;
 }
 
 static int popcount64(uint64_t x)
@@ -87,41 +70,212 @@ static int cmp_by_hash(const void *a, const void *b)
 	return sort_emb ? (sort_emb[i] > sort_emb[j]) - (sort_emb[i] < sort_emb[j]) : 0;
 }
 
-/* Whether x and y (hash indexes) are near: d within bits, or bits + extra
- * across an embedded picture and an image. */
-static int close_enough(const unsigned char *embedded, uint32_t x, uint32_t y, int d, int bits,
-			int extra)
+#define MAX_KEY_BITS 22 /* a table of 4M keys (16 MB) at most */
+#define MAX_BLOCKS 64
+
+/* One search: the hashes filed (h[filed[0..nfiled)]) are looked up by
+ * those asking, in each of their eight variants; pairs within d bits are
+ * joined in group. */
+struct search {
+	const uint64_t *h;
+	uint32_t *group;
+	const uint32_t *filed, *asking;
+	size_t nfiled, nasking;
+	int d;
+};
+
+/* Block i: bits [lo, lo + w) of the hash, looked up within r bits. */
+struct block {
+	int lo, w, r;
+};
+
+/* Keys within r bits of one w-bit key. */
+static double keys_within(int w, int r)
 {
-	if (d <= bits)
-		return 1;
-	return embedded && embedded[x] != embedded[y] && d <= bits + extra;
+	double n = 0, c = 1;
+	int k;
+	for (k = 0; k <= r && k <= w; k++) {
+		n += c;
+		c = c * (w - k) / (k + 1);
+	}
+	return n;
+}
+
+/* The cut with the fewest keys visited and hashes compared (the tables'
+ * filling counted too); returns m, the blocks in b. */
+static int plan_blocks(const struct search *s, struct block *b)
+{
+	int wcap = 4, m, i, best_m = s->d + 1;
+	double best = -1;
+
+	/* about two keys per filed hash: wider keys only cost table */
+	while (wcap < MAX_KEY_BITS && ((size_t)1 << wcap) < 2 * s->nfiled)
+		wcap++;
+	for (m = 1; m <= s->d + 1 && m <= MAX_BLOCKS; m++) {
+		int w = 64 / m < wcap ? 64 / m : wcap;
+		double cost = 0, cells = (double)((size_t)1 << w);
+		for (i = 0; i < m; i++) {
+			int r = (s->d + 1) / m - 1 + (i < (s->d + 1) % m);
+			double k = keys_within(w, r);
+			cost += (double)s->nasking * 8 * k * (1 + (double)s->nfiled / cells) + cells +
+				(double)s->nfiled;
+		}
+		if (best < 0 || cost < best) {
+			best = cost;
+			best_m = m;
+		}
+	}
+	for (i = 0; i < best_m; i++) {
+		b[i].lo = i * (64 / best_m);
+		b[i].w = 64 / best_m < wcap ? 64 / best_m : wcap;
+		b[i].r = (s->d + 1) / best_m - 1 + (i < (s->d + 1) % best_m);
+	}
+	return best_m;
+}
+
+/* One look-up: a variant of an asking hash and its key in the block. */
+struct ask {
+	uint64_t hv;
+	uint32_t q, key;
+};
+
+/* Sort a[0..n) by key (w bits), with tmp as room: in two passes of a
+ * counting sort, low half first. */
+static void sort_asks(struct ask *a, struct ask *tmp, size_t n, int w, uint32_t *count)
+{
+	int lo, half = (w + 1) / 2;
+	for (lo = 0; lo < w; lo += half) {
+		uint32_t mask = (1u << half) - 1, sum = 0, c;
+		size_t i, k;
+		memset(count, 0, ((size_t)1 << half) * sizeof(*count));
+		for (i = 0; i < n; i++)
+			count[(a[i].key >> lo) & mask]++;
+		for (k = 0; k < ((size_t)1 << half); k++) {
+			c = count[k];
+			count[k] = sum;
+			sum += c;
+		}
+		for (i = 0; i < n; i++)
+			tmp[count[(a[i].key >> lo) & mask]++] = a[i];
+		memcpy(a, tmp, n * sizeof(*a));
+	}
+}
+
+/* The filed hashes with key k are fh[off[k]..off[k+1]), their indexes in
+ * fi: the values beside each other, so a look-up reads one run of memory. */
+struct table {
+	uint32_t *off, *fi;
+	uint64_t *fh;
+};
+
+/* Every asking key xor flip, in key order: with both the asks and the
+ * table in key order the look-ups walk memory forwards instead of
+ * jumping (a million hashes' tables are far bigger than a cache). */
+static void lookup_all(const struct search *s, const struct table *t, const struct ask *a,
+		       size_t n, uint32_t flip)
+{
+	size_t i;
+	uint32_t e;
+
+	for (i = 0; i < n; i++) {
+		uint32_t k = a[i].key ^ flip;
+		for (e = t->off[k]; e < t->off[k + 1]; e++)
+			if (t->fi[e] != a[i].q && popcount64(a[i].hv ^ t->fh[e]) <= s->d)
+				join(s->group, a[i].q, t->fi[e]);
+	}
+}
+
+/* Each flip of at most r of the w bits, the bits above `from` added. */
+static void each_flip(const struct search *s, const struct table *t, const struct ask *a,
+		      size_t n, int w, uint32_t flip, int from, int r)
+{
+	int bit;
+	lookup_all(s, t, a, n, flip);
+	if (r > 0)
+		for (bit = from; bit < w; bit++)
+			each_flip(s, t, a, n, w, flip | (1u << bit), bit + 1, r - 1);
+}
+
+/* Run s, one block's table at a time.  Returns 0 or -1 (no memory). */
+static int search_run(const struct search *s)
+{
+	struct block b[MAX_BLOCKS];
+	struct table t = {NULL, NULL, NULL};
+	struct ask *a = NULL, *tmp = NULL;
+	uint32_t *count = NULL, mask;
+	size_t cells, i;
+	int m, c, v, w, rc = -1;
+
+	if (!s->nfiled || !s->nasking)
+		return 0;
+	m = plan_blocks(s, b);
+	w = b[0].w; /* every block has the same width */
+	cells = (size_t)1 << w;
+	mask = (uint32_t)(cells - 1);
+	t.off = malloc((cells + 1) * sizeof(*t.off));
+	t.fi = malloc(s->nfiled * sizeof(*t.fi));
+	t.fh = malloc(s->nfiled * sizeof(*t.fh));
+	a = malloc(s->nasking * sizeof(*a));
+	tmp = malloc(s->nasking * sizeof(*tmp));
+	count = malloc(((size_t)1 << ((w + 1) / 2)) * sizeof(*count));
+	if (!t.off || !t.fi || !t.fh || !a || !tmp || !count)
+		goto out;
+	for (c = 0; c < m; c++) {
+		int lo = b[c].lo;
+		/* counts at off[k + 1], then starts; filling moves each start to
+		 * its end, the next key's start, so shifting by one restores it */
+		memset(t.off, 0, (cells + 1) * sizeof(*t.off));
+		for (i = 0; i < s->nfiled; i++)
+			t.off[((s->h[s->filed[i]] >> lo) & mask) + 1]++;
+		for (i = 1; i <= cells; i++)
+			t.off[i] += t.off[i - 1];
+		for (i = 0; i < s->nfiled; i++) {
+			uint32_t e = t.off[(s->h[s->filed[i]] >> lo) & mask]++;
+			t.fi[e] = s->filed[i];
+			t.fh[e] = s->h[s->filed[i]];
+		}
+		memmove(t.off + 1, t.off, cells * sizeof(*t.off));
+		t.off[0] = 0;
+		for (v = 0; v < 8; v++) {
+			for (i = 0; i < s->nasking; i++) {
+				a[i].q = s->asking[i];
+				a[i].hv = ph_variant(s->h[a[i].q], v);
+				a[i].key = (uint32_t)(a[i].hv >> lo) & mask;
+			}
+			sort_asks(a, tmp, s->nasking, w, count);
+			each_flip(s, &t, a, s->nasking, w, 0, 0, b[c].r);
+		}
+	}
+	rc = 0;
+out:
+	free(t.off);
+	free(t.fi);
+	free(t.fh);
+	free(a);
+	free(tmp);
+	free(count);
+	return rc;
 }
 
 int db_near_groups(const uint64_t *h, const unsigned char *embedded, size_t n, int bits, int extra,
 		   uint32_t *group)
 {
-	int m, c, most;
-	struct keyed *k;
-	uint32_t *order, *rep;
-	size_t i, j, nrep = 0;
+	uint32_t *order, *rep, *emb_rep = NULL, *img_rep = NULL;
+	size_t i, nrep = 0, nemb = 0, nimg = 0;
+	int rc = 0;
 
 	if (bits < 0 || bits > 16 || extra < 0 || extra > 16 || n > UINT32_MAX)
 		return -1;
-	most = bits + (embedded ? extra : 0); /* chunks enough for the widest test */
-	m = most + 1;
 	for (i = 0; i < n; i++)
 		group[i] = (uint32_t)i;
-	k = malloc((n ? n : 1) * sizeof(*k));
 	order = malloc((n ? n : 1) * sizeof(*order));
 	rep = malloc((n ? n : 1) * sizeof(*rep));
-	if (!k || !order || !rep) {
-		free(k);
-		free(order);
-		free(rep);
-		return -1;
+	if (!order || !rep) {
+		rc = -1;
+		goto out;
 	}
 	/* equal hashes first (copies, re-saves): joined at once, one of them
-	 * stands for all, so no chunk bucket fills with the same value */
+	 * stands for all, so no table's key fills with the same value */
 	for (i = 0; i < n; i++)
 		order[i] = (uint32_t)i;
 	sort_base = h;
@@ -129,54 +283,54 @@ int db_near_groups(const uint64_t *h, const unsigned char *embedded, size_t n, i
 	qsort(order, n, sizeof(*order), cmp_by_hash);
 	for (i = 0; i < n; i++) {
 		if (nrep && h[order[i]] == h[rep[nrep - 1]] &&
-		    (!embedded || embedded[order[i]] == embedded[rep[nrep - 1]])) {
-			uint32_t a = find(group, order[i]), b = find(group, rep[nrep - 1]);
-			if (a != b)
-				group[a > b ? a : b] = a < b ? a : b;
-		} else {
+		    (!embedded || embedded[order[i]] == embedded[rep[nrep - 1]]))
+			join(group, order[i], rep[nrep - 1]);
+		else
 			rep[nrep++] = order[i];
+	}
+	{
+		/* within bits: any two */
+		struct search s = {h, group, rep, rep, nrep, nrep, bits};
+		if (search_run(&s) != 0) {
+			rc = -1;
+			goto out;
 		}
 	}
-	for (c = 0; c < m; c++) {
-		/* chunk c: bits [lo, hi) of the 64 */
-		int lo = c * 64 / m, hi = (c + 1) * 64 / m, v;
-		uint64_t mask = hi - lo == 64 ? ~0ull : ((1ull << (hi - lo)) - 1);
+	if (embedded && extra > 0) {
+		/* within bits + extra: an embedded picture and an image only.  The
+		 * smaller side asks: its eight look-ups cost more than filing. */
+		emb_rep = malloc((nrep ? nrep : 1) * sizeof(*emb_rep));
+		img_rep = malloc((nrep ? nrep : 1) * sizeof(*img_rep));
+		if (!emb_rep || !img_rep) {
+			rc = -1;
+			goto out;
+		}
 		for (i = 0; i < nrep; i++) {
-			k[i].key = (uint32_t)((h[rep[i]] >> lo) & mask);
-			k[i].idx = rep[i];
+			if (embedded[rep[i]])
+				emb_rep[nemb++] = rep[i];
+			else
+				img_rep[nimg++] = rep[i];
 		}
-		qsort(k, nrep, sizeof(*k), cmp_keyed);
-		for (i = 0; i < nrep; i = j) {
-			size_t a, b;
-			for (j = i + 1; j < nrep && k[j].key == k[i].key; j++)
-				;
-			for (a = i; a < j; a++)
-				for (b = a + 1; b < j; b++)
-					if (close_enough(embedded, k[a].idx, k[b].idx,
-							 popcount64(h[k[a].idx] ^ h[k[b].idx]), bits,
-							 extra))
-						join(group, k[a].idx, k[b].idx);
-		}
-		/* the same picture in another orientation (phash.h): each of the
-		 * other seven variants of each hash looks up its chunk */
-		for (i = 0; i < nrep; i++)
-			for (v = 1; v < 8; v++) {
-				uint64_t hv = ph_variant(h[rep[i]], v);
-				uint32_t key = (uint32_t)((hv >> lo) & mask);
-				size_t a = lower_bound(k, nrep, key);
-				for (; a < nrep && k[a].key == key; a++)
-					if (k[a].idx != rep[i] &&
-					    close_enough(embedded, rep[i], k[a].idx,
-							 popcount64(hv ^ h[k[a].idx]), bits, extra))
-						join(group, rep[i], k[a].idx);
+		{
+			struct search s = {h, group, NULL, NULL, 0, 0, bits + extra};
+			s.filed = nemb >= nimg ? emb_rep : img_rep;
+			s.nfiled = nemb >= nimg ? nemb : nimg;
+			s.asking = nemb >= nimg ? img_rep : emb_rep;
+			s.nasking = nemb >= nimg ? nimg : nemb;
+			if (search_run(&s) != 0) {
+				rc = -1;
+				goto out;
 			}
+		}
 	}
 	for (i = 0; i < n; i++)
 		group[i] = find(group, (uint32_t)i);
-	free(k);
+out:
 	free(order);
 	free(rep);
-	return 0;
+	free(emb_rep);
+	free(img_rep);
+	return rc;
 }
 
 /* What a group is handed to (db.h db_dupes). */
