@@ -40,6 +40,7 @@ void cfg_free(struct cfg *c)
 	free_list(c->excludes, c->nexcludes);
 	free(c->db);
 	free(c->schedule);
+	free(c->report);
 	sb_free(&c->read);
 	cfg_init(c);
 }
@@ -155,6 +156,12 @@ static int set_key(struct cfg *c, const char *key, const char *val, const char *
 			return BAD("%s: db '%s': no home directory to expand '~'", where, val);
 		free(c->db);
 		c->db = p;
+	} else if (strcmp(key, "report") == 0) {
+		char *p = expand(val);
+		if (!p)
+			return BAD("%s: report '%s': no home directory to expand '~'", where, val);
+		free(c->report);
+		c->report = p;
 	} else if (strcmp(key, "schedule") == 0) {
 		free(c->schedule);
 		c->schedule = strdup(val);

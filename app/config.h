@@ -34,6 +34,7 @@ struct cfg {
 	size_t nexcludes, cap_excludes;
 	char *db;           /* NULL: the default location */
 	char *schedule;     /* NULL: CFG_DEFAULT_SCHEDULE */
+	char *report;       /* NULL: no report after a scheduled scan */
 	int background;     /* -1 unset, 0, 1: for --scheduled runs */
 	int order;          /* -1 unset, else PLAN_* */
 	int jobs;           /* 0 unset */

@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "app/config.h"
 #include "app/report.h"
 #include "cli/cli.h"
 #include "common/parse.h"
@@ -29,7 +30,10 @@ static const char help[] =
 	"                     from the files, which are read for them)\n"
 	"  --db PATH          the index (default: the configuration's db, else\n"
 	"                     $XDG_DATA_HOME/seekless/index.db)\n"
-	"  --config FILE      read this configuration file only\n";
+	"  --config FILE      read this configuration file only\n"
+	"  --scheduled        as the service runs it after each scan: write the\n"
+	"                     page to the configuration's report, or do nothing\n"
+	"                     when it sets none\n";
 
 int cmd_report(int argc, char **argv)
 {
@@ -40,10 +44,13 @@ int cmd_report(int argc, char **argv)
 		{"no-pictures", no_argument, NULL, 'P'},
 		{"db", required_argument, NULL, 'd'},
 		{"config", required_argument, NULL, 'C'},
+		{"scheduled", no_argument, NULL, 'S'},
 		{"help", no_argument, NULL, 'h'},
 		{NULL, 0, NULL, 0},
 	};
 	const char *dbopt = NULL, *config = NULL, *output = NULL;
+	struct cfg cfg;
+	int scheduled = 0;
 	struct report_opts ro = {NULL, 0, 4, 1};
 	struct strbuf dbpath = STRBUF_INIT;
 	struct db *db = NULL;
@@ -72,6 +79,7 @@ int cmd_report(int argc, char **argv)
 		case 'P': ro.pictures = 0; break;
 		case 'd': dbopt = optarg; break;
 		case 'C': config = optarg; break;
+		case 'S': scheduled = 1; break;
 		case 'h': fputs(help, stdout); return EXIT_OK;
 		default: return EXIT_USAGE;
 		}
@@ -80,10 +88,31 @@ int cmd_report(int argc, char **argv)
 		cli_usage_error("report", "unexpected argument '%s'", argv[optind]);
 		return EXIT_USAGE;
 	}
-	if ((rc = cli_index_path("report", dbopt, config, &dbpath)) != EXIT_OK)
+	cfg_init(&cfg);
+	if (scheduled) {
+		/* the setting is read at each run, so changing it needs no new
+		 * unit or service (except for where a Linux unit may write) */
+		if (output) {
+			cli_usage_error("report", "--scheduled writes to the configuration's report, not -o");
+			return EXIT_USAGE;
+		}
+		if (cfg_load(&cfg, config, &e) != SL_OK) {
+			cli_error("report", &e);
+			return EXIT_USAGE;
+		}
+		if (!cfg.report) {
+			cfg_free(&cfg);
+			return EXIT_OK;
+		}
+		output = cfg.report;
+	}
+	if ((rc = cli_index_path("report", dbopt, config, &dbpath)) != EXIT_OK) {
+		cfg_free(&cfg);
 		return rc;
+	}
 	if ((rc = cli_read_index("report", dbpath.p, NULL, &db)) != EXIT_OK) {
 		sb_free(&dbpath);
+		cfg_free(&cfg);
 		return rc;
 	}
 	ro.dbpath = dbpath.p;
@@ -93,7 +122,10 @@ int cmd_report(int argc, char **argv)
 		rc = SL_FAIL(&e, SL_E_IO, 0, "report: write error");
 	if (rc != SL_OK)
 		cli_error("report", &e);
+	else if (scheduled)
+		printf("report: wrote %s\n", output);
 	db_close(db);
 	sb_free(&dbpath);
+	cfg_free(&cfg);
 	return rc == SL_OK ? EXIT_OK : EXIT_FATAL;
 }

@@ -273,6 +273,7 @@ int cmd_service(int argc, char **argv)
 	else
 		sys_default_db_path(&dbpath);
 	so.db = dbpath.p;
+	so.report = cfg.report;
 
 	if (strcmp(action, "install") == 0) {
 		so.no_root = cfg.nroots == 0;

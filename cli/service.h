@@ -24,6 +24,7 @@ struct svc_opts {
 	const char *config;   /* absolute path of the configuration it reads */
 	const char *schedule; /* "HH:MM" (daily) or the manager's own syntax */
 	const char *db;       /* the index, as the job will open it */
+	const char *report;   /* the configuration's report, NULL when unset */
 	const char *run_as;   /* system scope: the account the scans run as
 				 (NULL: root; Windows: only LocalSystem) */
 	int db_in_config;     /* the configuration names it (else the units do) */

@@ -171,6 +171,19 @@ int svc_units(const struct svc_opts *o, struct strbuf *service, struct strbuf *t
 		sb_adds(service, " --db ");
 		unit_word(service, o->db);
 	}
+	/* After the scan, finished or not (a failed or stopped one still
+	 * left an index worth looking at, its errors first): the report,
+	 * when the configuration asks for one.  '-': its failure is logged
+	 * and is not the scan's.  Always there, so that setting report later
+	 * needs no new unit, except for where it may write (below). */
+	sb_adds(service, "\nExecStopPost=-");
+	unit_word(service, o->exe);
+	sb_adds(service, " report --scheduled --config ");
+	unit_word(service, o->config);
+	if (o->db && !o->db_in_config) {
+		sb_adds(service, " --db ");
+		unit_word(service, o->db);
+	}
 	sb_adds(service,
 		"\n"
 		"# Idle from the first instruction; the scan also lowers itself and\n"
@@ -196,11 +209,21 @@ int svc_units(const struct svc_opts *o, struct strbuf *service, struct strbuf *t
 		if (slash && slash != o->db)
 			sb_add(&dir, o->db, (size_t)(slash - o->db));
 		sb_adds(service,
-			"# Reads everything, writes nothing but the index.\n"
+			"# Reads everything, writes nothing but the index (and the report).\n"
 			"ProtectSystem=strict\n"
 			"ProtectHome=read-only\n");
 		if (dir.len) {
 			sb_adds(service, "ReadWritePaths=");
+			unit_word(service, dir.p);
+			sb_addc(service, '\n');
+		}
+		/* and the report's directory, as set when the unit was written
+		 * ('-': a directory gone does not stop the scan) */
+		slash = o->report ? strrchr(o->report, '/') : NULL;
+		if (slash && slash != o->report) {
+			sb_reset(&dir);
+			sb_add(&dir, o->report, (size_t)(slash - o->report));
+			sb_adds(service, "ReadWritePaths=-");
 			unit_word(service, dir.p);
 			sb_addc(service, '\n');
 		}

@@ -35,6 +35,7 @@ static void test_values(void)
 			     "exclude = *.tmp\n"
 			     "exclude = \" spaced \"\n"
 			     "db = ~/idx.db\n"
+			     "report = ~/www/photos report.html\n"
 			     "schedule = Sun *-*-* 02:00\n"
 			     "background = no\n"
 			     "order = physical\n"
@@ -59,6 +60,7 @@ static void test_values(void)
 	CHECK_INT(c.nexcludes, 2);
 	CHECK_STR(c.excludes[1], " spaced ");
 	CHECK_STR(c.db, "/home/tester/idx.db");
+	CHECK_STR(c.report, "/home/tester/www/photos report.html");
 	CHECK_STR(c.schedule, "Sun *-*-* 02:00");
 	CHECK_INT(c.background, 0);
 	CHECK_INT(c.order, PLAN_PHYSICAL);
@@ -69,6 +71,12 @@ static void test_values(void)
 	CHECK_INT(c.cross_fs, 1);
 	CHECK_INT(c.trust_mtime, 1);
 	CHECK_STR(c.read.p, f);
+	cfg_free(&c);
+	/* off unless set */
+	f = file("b.conf", "root = /media/photos\n");
+	cfg_init(&c);
+	CHECK_INT(cfg_read_file(&c, f, 0, &e), SL_OK);
+	CHECK(c.report == NULL);
 	cfg_free(&c);
 }
 
