@@ -15,7 +15,9 @@
  * in a scan does not take the service down).  STOP and SHUTDOWN set an
  * event the child inherits; it raises the scan's interrupt flag, which the
  * pipeline checks between files, so the service stops within a second or
- * two with what was read stored.  The child's output and the service's own
+ * two with what was read stored.  After the scan, when the configuration
+ * sets `report`, `seekless report --scheduled` writes the page, a second
+ * child run the same way.  The children's output and the service's own
  * lines go to seekless-service.log in the index's folder; the time of the
  * last completed run is kept beside it in seekless-service.last.  Start,
  * stop and failures also go to the Event Log. */
@@ -121,9 +123,17 @@ static int check_scope(const struct svc_opts *o, struct sl_err *err)
  * Since Windows 10 1703 the default is 10 s, where a scan interrupted
  * between two files may still be finishing a large file and then commits
  * its last batch.  Half a minute past the grace after which the service
- * ends the scan itself (stop_scan), so that the service, not the system,
+ * ends the scan itself (stop_child), so that the service, not the system,
  * has the last word. */
 #define PRESHUTDOWN_MS (STOP_GRACE_MS + 30u * 1000u)
+
+/* The report after a scan gets what the systemd unit gives its
+ * ExecStopPost (TimeoutStopSec): 2 minutes, several times what a million
+ * records took (docs/benchmarks.md).  It does not watch its stop event (it
+ * has nothing to store), so a stop while it writes ends it after a few
+ * seconds, well within a shutdown's wait. */
+#define REPORT_MAX_MS STOP_GRACE_MS
+#define REPORT_STOP_GRACE_MS (10u * 1000u)
 
 int svc_install(const struct svc_opts *o, struct strbuf *report, struct sl_err *err)
 {
@@ -325,7 +335,7 @@ static int g_exit;
 static FILE *g_log;
 static wchar_t *g_wlog;
 
-static HANDLE g_job;      /* the scans: killed with the service (run_scan) */
+static HANDLE g_job;      /* the children: killed with the service (run_child) */
 static SRWLOCK g_status_lock = SRWLOCK_INIT;
 
 /* Called from the service's thread and from the control handler's: one at
@@ -443,9 +453,10 @@ static void write_stamp(const char *path, time_t t)
 	}
 }
 
-/* Ask the scan to stop, and end it if it has not within STOP_GRACE_MS.
- * While the service itself is stopping, the SCM is told it still is. */
-static void stop_scan(HANDLE proc, HANDLE run_stop)
+/* Ask a child (what: "scan", "report") to stop, and end it if it has not
+ * within grace_ms.  While the service itself is stopping, the SCM is told
+ * it still is. */
+static void stop_child(HANDLE proc, HANDLE run_stop, const char *what, DWORD grace_ms)
 {
 	DWORD waited = 0;
 
@@ -454,9 +465,9 @@ static void stop_scan(HANDLE proc, HANDLE run_stop)
 		waited += 2000;
 		if (WaitForSingleObject(g_stop, 0) == WAIT_OBJECT_0)
 			report_state(SERVICE_STOP_PENDING, 3000);
-		if (waited >= STOP_GRACE_MS) {
-			logf_("the scan did not stop within %u s of being asked (a read that "
-			      "never returns?): ending it", STOP_GRACE_MS / 1000);
+		if (waited >= grace_ms) {
+			logf_("the %s did not stop within %lu s of being asked (a read that "
+			      "never returns?): ending it", what, (unsigned long)grace_ms / 1000);
 			TerminateProcess(proc, EXIT_INTERRUPTED);
 			WaitForSingleObject(proc, 30000);
 			return;
@@ -491,13 +502,14 @@ static int wait_until(time_t when, DWORD ms)
 	return r == WAIT_OBJECT_0;
 }
 
-/* One scheduled scan, as a child process: `seekless scan --scheduled
- * --config FILE` with its output appended to the log and a stop event of
- * its own inherited (SEEKLESS_STOP_EVENT, sys_on_interrupt), set when the
- * service stops or the run is too long.  A crash in the scan (a parser bug
- * meeting a hostile file) ends that scan, not the service.  Returns its
- * exit status, or -1 when it could not be started. */
-static int run_scan(void)
+/* A child of the service: `seekless VERB --scheduled --config FILE --db
+ * INDEX` (VERB: scan, report), with its output appended to the log and a
+ * stop event of its own inherited (SEEKLESS_STOP_EVENT, sys_on_interrupt),
+ * set when the service stops or the child runs longer than max_ms; one
+ * that has not ended grace_ms after that is ended.  A crash in the child
+ * (a parser bug meeting a hostile file) ends that child, not the service.
+ * Returns its exit status, or -1 when it could not be started. */
+static int run_child(const char *verb, DWORD max_ms, DWORD grace_ms)
 {
 	SECURITY_ATTRIBUTES sa = {sizeof(sa), NULL, TRUE};
 	STARTUPINFOW si;
@@ -524,9 +536,9 @@ static int run_scan(void)
 	sb_adds(&cmd, "\"");
 	win_utf8(exe, -1, &cmd);
 	/* --db always: a configuration without `db` means the service's own
-	 * index in %ProgramData%, where the log and stamp are; the scan alone
+	 * index in %ProgramData%, where the log and stamp are; the child alone
 	 * would take its user's default, SYSTEM's profile */
-	sb_addf(&cmd, "\" scan --scheduled --config \"%s\" --db \"%s\"", cfg.p ? cfg.p : "",
+	sb_addf(&cmd, "\" %s --scheduled --config \"%s\" --db \"%s\"", verb, cfg.p ? cfg.p : "",
 		db.p ? db.p : "");
 	wcmd = cmd.oom ? NULL : win_wide(cmd.p);
 	swprintf(ev, sizeof(ev) / sizeof(ev[0]), L"%llu", (unsigned long long)(uintptr_t)run_stop);
@@ -542,9 +554,9 @@ static int run_scan(void)
 				    NULL, NULL, &si, &pi);
 	if (ok) {
 		if (g_job && !AssignProcessToJobObject(g_job, pi.hProcess))
-			logf_("the scan could not be put in the service's job (Windows error "
+			logf_("the %s could not be put in the service's job (Windows error "
 			      "%lu): it would outlive a crash of the service",
-			      (unsigned long)GetLastError());
+			      verb, (unsigned long)GetLastError());
 		ResumeThread(pi.hThread);
 	}
 	SetEnvironmentVariableW(L"SEEKLESS_STOP_EVENT", NULL);
@@ -560,15 +572,35 @@ static int run_scan(void)
 	CloseHandle(pi.hThread);
 	waits[0] = pi.hProcess;
 	waits[1] = g_stop;
-	w = WaitForMultipleObjects(2, waits, FALSE, RUN_MAX_MS);
+	w = WaitForMultipleObjects(2, waits, FALSE, max_ms);
 	if (w == WAIT_TIMEOUT)
-		logf_("the scan has run for %u hours: asking it to stop", RUN_MAX_MS / 3600000u);
+		logf_("the %s has run for %lu min: asking it to stop", verb,
+		      (unsigned long)max_ms / 60000u);
 	if (w != WAIT_OBJECT_0)
-		stop_scan(pi.hProcess, run_stop);
+		stop_child(pi.hProcess, run_stop, verb, grace_ms);
 	GetExitCodeProcess(pi.hProcess, &code);
 	CloseHandle(pi.hProcess);
 	CloseHandle(run_stop);
 	return (int)code;
+}
+
+/* After each scan, finished or failed, as the systemd unit's ExecStopPost:
+ * the report, when the configuration sets one (`report --scheduled` reads
+ * it, and does nothing without it, so a change needs no new service).  Not
+ * when the service is stopping: a page is not worth holding a shutdown up
+ * for.  Its failure is logged and is not the scan's: the stamp, the retry
+ * and the Event Log go by the scan alone. */
+static void run_report(void)
+{
+	int code;
+
+	if (WaitForSingleObject(g_stop, 0) == WAIT_OBJECT_0)
+		return;
+	code = run_child("report", REPORT_MAX_MS, REPORT_STOP_GRACE_MS);
+	if (code == -1)
+		logf_("the report could not be started");
+	else if (code != EXIT_OK)
+		logf_("the report failed (exit status %d): the scan's result stands", code);
 }
 
 /* Whether the configuration names a root now.  Read before every run, not
@@ -599,7 +631,7 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 	(void)argc;
 	(void)argv;
 	/* the service's own stop, there before any control can arrive; each
-	 * scan gets an event of its own (run_scan) */
+	 * child gets an event of its own (run_child) */
 	g_stop = CreateEventW(NULL, TRUE, FALSE, NULL);
 	g_handle = RegisterServiceCtrlHandlerExW(SVC_NAME, on_control, NULL);
 	if (!g_handle || !g_stop)
@@ -659,13 +691,14 @@ static void WINAPI service_main(DWORD argc, wchar_t **argv)
 		slot_around(minutes, now, &slot, &next);
 		if (read_stamp(stamp.p) < slot && has_root()) {
 			logf_("scan starts%s", read_stamp(stamp.p) ? "" : " (no completed run yet)");
-			code = run_scan();
+			code = run_child("scan", RUN_MAX_MS, STOP_GRACE_MS);
 			logf_("scan ended with exit status %d", code);
 			if (code != EXIT_OK && code != EXIT_FILE_ERRORS && code != EXIT_INTERRUPTED)
 				event(EVENTLOG_ERROR_TYPE, "seekless service: a scan failed (exit "
 				      "status %d); see %s", code, log.p);
 			if (code == EXIT_OK || code == EXIT_FILE_ERRORS)
 				write_stamp(stamp.p, time(NULL));
+			run_report();
 			if (WaitForSingleObject(g_stop, 0) == WAIT_OBJECT_0)
 				break;
 			if (code != EXIT_OK && code != EXIT_FILE_ERRORS &&
