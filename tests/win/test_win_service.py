@@ -1,7 +1,10 @@
 """The Windows service under Wine's service control manager: install with
 --root/--at/--db (written to the configuration), refusal to run from a
 console, start (a catch-up scan at once), status, STOP in the middle of a
-scan (within seconds, what was read kept), uninstall.  Needs the persistent
+scan (within seconds, what was read kept), uninstall.  The report after a
+scheduled scan (`report = PATH`): none while unset, the page written when
+set (its file count the index's), and one that cannot be written named in
+the log without failing the scan.  Needs the persistent
 wineserver tools/win/cross-build.sh starts."""
 import os
 import sqlite3
@@ -21,6 +24,32 @@ log = os.path.join(base, "seekless-service.log")
 
 def log_text():
     return read_text(log)
+
+
+def html_files():
+    found = []
+    for d, _, names in os.walk(base):
+        found += [os.path.join(d, n) for n in names if n.endswith(".html")]
+    return found
+
+
+def scheduled_run(why):
+    """Forget the last run and start the service: a catch-up scan, then the
+    report child.  Returns the log written by this run once the service
+    is idle again ("next scan in", logged after the report has ended)."""
+    before = len(log_text())
+    stamp = os.path.join(base, "seekless-service.last")
+    if os.path.exists(stamp):
+        os.remove(stamp)
+    start()
+    took = wait_for(lambda: "next scan in" in log_text()[before:], 180)
+    check(took is not None, why + ": the run ended: " + log_text()[before:])
+    return log_text()[before:]
+
+
+def stop():
+    wine("sc", "stop", "seekless")
+    return check(wait_for(lambda: state() == "STOPPED", 60) is not None, "the service stops")
 
 
 # whatever an earlier run left
@@ -46,6 +75,11 @@ cmd = con.execute("SELECT command FROM scans ORDER BY id DESC").fetchone()
 con.close()
 check(n == 30 and cmd == ("scheduled",), "the index holds the tree: %d %r" % (n, cmd))
 check(os.path.exists(os.path.join(base, "seekless-service.last")), "the run was stamped")
+# report unset: the report child runs and writes nothing (the service is
+# idle again once it has ended)
+check(wait_for(lambda: "next scan in" in log_text(), 60) is not None, "idle after the run")
+check("report: " not in log_text() and "the report" not in log_text() and html_files() == [],
+      "no report without the setting: %s %s" % (html_files(), log_text()[-400:]))
 
 rc, out, err = seekless("service", "status", "--config", winpath(conf))
 check("state: running" in out and "start: automatic" in out and "log: " in out,
@@ -64,6 +98,44 @@ took = wait_for(lambda: state() == "STOPPED", 60)
 print("idle stop took %.2f s" % (time.time() - t0))
 check(took is not None, "an idle stop stops it")
 check(log_text().rstrip().endswith("stopped"), "the log says it stopped")
+
+# report = PATH: after the scan, the page (a folder with a space, as
+# "Public Documents" would be)
+www = os.path.join(base, "shared pages")
+os.makedirs(www)
+page_path = os.path.join(www, "photos report.html")
+with open(conf) as f:
+    plain = f.read()
+with open(conf, "w") as f:
+    f.write(plain + "report = %s\n" % winpath(page_path))
+ran = scheduled_run("report set")
+check("scan ended with exit status 0" in ran, "the scan succeeded: " + ran)
+check("report: wrote " in ran and "the report failed" not in ran, "the report ran: " + ran)
+page = read_text(page_path)
+con = sqlite3.connect(db)
+n = con.execute("SELECT count(*) FROM files WHERE deleted_at IS NULL").fetchone()[0]
+con.close()
+check(page.startswith("<!DOCTYPE html>") and page.rstrip().endswith("</html>"),
+      "the report is a whole HTML page: %d chars" % len(page))
+check('id="total-files" data-v="%d"' % n in page, "its file count is the index's %d" % n)
+stop()
+
+# one that cannot be written (its folder is not there): the scan still
+# succeeds and is stamped, the log names the report's failure and path
+os.remove(page_path)
+os.rmdir(www)
+with open(conf, "w") as f:
+    f.write(plain + "report = %s\n" % winpath(page_path))
+ran = scheduled_run("report unwritable")
+check("scan ended with exit status 0" in ran, "the scan succeeded: " + ran)
+check(os.path.exists(os.path.join(base, "seekless-service.last")), "and was stamped")
+check("the report failed (exit status 3)" in ran and "photos report.html" in ran,
+      "the log names the report's failure: " + ran)
+check(not os.path.exists(www), "nothing was made: %s" % html_files())
+check(state() == "RUNNING", "the service goes on: " + state())
+stop()
+with open(conf, "w") as f:
+    f.write(plain)
 
 # a STOP in the middle of a scan: more files, a forgotten last run
 corpus(os.path.join(tree, "more"), 4000, seed=2, median="8k")
