@@ -3,10 +3,31 @@ configuration (roots, excludes, db; a root that is not there is skipped
 and its records kept), its errors, `export --scans`, SIGTERM (exit 4, run
 recorded as interrupted, the next one resumes), and the systemd units:
 written by `service install --dest`, clean under `systemd-analyze verify`,
-identical to the ones shipped in dist/systemd/ but for the paths."""
+identical to the ones shipped in dist/systemd/ but for the paths.
+
+The report after a scan (issue 47, `report = PATH`), as the installed
+system unit runs it.  Covered: the unit `service install` writes (its
+ExecStart, ExecStopPost and ReadWritePaths lines read back from the file,
+not assumed), run with the mount confinement of ProtectSystem=strict,
+ProtectHome=read-only, ReadWritePaths= and PrivateTmp= (emulated: CONFINE),
+with its UMask=, CapabilityBoundingSet= and NoNewPrivileges=, the scan
+under its own Landlock and seccomp (--scheduled); a report whose directory
+was set at install is written (the index's file count, read with sqlite3);
+one moved to another directory after the install fails on the read-only
+file system while the scan succeeds, and the report's line carries the '-'
+that keeps its status out of the unit's; without the setting nothing is
+written.  Not covered, for want of systemd as PID 1 here (systemd-run
+cannot start a transient unit without it): systemd's own execution of the
+unit, so its SystemCallFilter, PrivateNetwork, DevicePolicy, ProtectProc
+and the other Protect* settings, MemoryDenyWriteExecute, Nice and the idle
+I/O class, TimeoutStopSec bounding the report, systemd's parsing of the
+quoted words, and what it does with the '-' (checked present, not
+obeyed).  The confined tree is outside /tmp and /dev: PrivateTmp would
+hide the one and ProtectSystem leaves the other writable."""
 import json
 import os
 import re
+import shlex
 import shutil
 import signal
 import sqlite3
@@ -321,5 +342,135 @@ with tempdir("svc", base="/dev/shm") as work:
     rc, out, err = run("service", "install", "--user", "--config", fresh, "--dest", d4,
                        "--run-as", "root")
     check(rc == 2 and "system's service" in err, "--run-as with --user: %d %s" % (rc, err))
+
+
+def unit_settings(path):
+    """A unit file's [Service] settings: name -> list of values, in order."""
+    got = {}
+    with open(path) as f:
+        for line in f:
+            line = line.rstrip("\n")
+            if "=" in line and not line.startswith("#") and not line.startswith("["):
+                k, v = line.split("=", 1)
+                got.setdefault(k, []).append(v)
+    return got
+
+
+# The unit's mount confinement as systemd sets it up, for a machine without
+# systemd as PID 1 (a container: systemd-run cannot start a transient
+# unit): ProtectSystem=strict makes every mount read-only but /dev, /proc
+# and /sys; ReadWritePaths (a '-' one only if there) are bound writable
+# again; PrivateTmp gives /tmp and /var/tmp of their own.  Then the command
+# lines, each under the unit's UMask, capability bounding set and
+# NoNewPrivileges.  A file outside ReadWritePaths must be unwritable, or
+# this shows nothing: PROBE says whether it was.
+CONFINE = r"""
+set -u
+while read -r _ _ _ _ mp _; do
+  mp=$(printf '%b' "$(printf '%s' "$mp" | sed 's/\\\([0-7]\{3\}\)/\\0\1/g')")
+  # (below /tmp and /var/tmp: hidden by PrivateTmp's below)
+  case "$mp" in /dev|/dev/*|/proc|/proc/*|/sys|/sys/*|/tmp/*|/var/tmp/*) continue ;; esac
+  mount -o remount,bind,ro "$mp" 2>/dev/null
+done < /proc/self/mountinfo
+for rw in $RW; do
+  opt=${rw%%:*} dir=${rw#*:}
+  [ -d "$dir" ] || { [ "$opt" = - ] && continue; echo "no $dir" >&2; exit 90; }
+  mount --bind "$dir" "$dir" && mount -o remount,bind,rw "$dir" || exit 91
+done
+mount -t tmpfs tmpfs /tmp && mount -t tmpfs tmpfs /var/tmp || exit 92
+if ( : > "$OUTSIDE" ) 2>/dev/null; then echo PROBE=writable; else echo PROBE=read-only; fi
+umask "$UMASK"
+# ExecStart=, then ExecStopPost= whatever the scan did
+setpriv $PRIV sh -c "$START"; echo "START=$?"
+setpriv $PRIV sh -c "$STOPPOST"; echo "STOPPOST=$?"
+"""
+
+
+def run_unit(unit, outside):
+    """ExecStart then ExecStopPost of an installed system unit, confined as
+    CONFINE says.  Returns (scan status, report status, '-' on the report,
+    whether OUTSIDE could be written, the output)."""
+    u = unit_settings(unit)
+    check(u.get("ProtectSystem") == ["strict"] and u.get("PrivateTmp") == ["yes"],
+          "the unit is the one CONFINE emulates: %s" % u)
+    rw = []
+    for v in u.get("ReadWritePaths", []):
+        for w in shlex.split(v):
+            rw.append("-:" + w[1:] if w.startswith("-") else "+:" + w)
+    caps = ",".join("+" + c.lower()[4:] for c in u["CapabilityBoundingSet"][0].split())
+    priv = "--bounding-set -all," + caps + (" --no-new-privs"
+                                            if u.get("NoNewPrivileges") == ["yes"] else "")
+    start, post = u["ExecStart"][0], u["ExecStopPost"][0]
+    ignore = post.startswith("-")
+    env = dict(os.environ, RW=" ".join(rw), OUTSIDE=outside, UMASK=u["UMask"][0], PRIV=priv,
+               START=" ".join(shlex.quote(w) for w in shlex.split(start)),
+               STOPPOST=" ".join(shlex.quote(w) for w in shlex.split(post.lstrip("-"))))
+    p = subprocess.run(["unshare", "--mount", "--propagation", "private", "sh", "-c", CONFINE],
+                       capture_output=True, text=True, env=env)
+    out = p.stdout + p.stderr
+    st = dict(m for m in re.findall(r"^(START|STOPPOST|PROBE)=(\S+)$", p.stdout, re.M))
+    check("START" in st and "STOPPOST" in st and st.get("PROBE") == "read-only",
+          "the unit's command lines ran, confined: %s" % out[-1500:])
+    return (int(st.get("START", -1)), int(st.get("STOPPOST", -1)), ignore,
+            st.get("PROBE") == "writable", out)
+
+
+# the report after a scan, as the installed unit runs it (the docstring says
+# what is and is not covered)
+with tempdir("svc-unit", base=os.path.dirname(os.path.abspath(BIN))) as top:
+    photos, var, www = (os.path.join(top, d) for d in ("photos", "var", "www"))
+    mkcorpus(photos, "--files", 25, "--median", "20k", "--seed", 11, "--no-sync")
+    os.makedirs(var)
+    os.makedirs(www)
+    idx = os.path.join(var, "index.db")
+    page = os.path.join(www, "photos.html")
+    uconf = os.path.join(top, "unit.conf")
+    base_conf = "root = %s\ndb = %s\nschedule = 03:00\n" % (photos, idx)
+    with open(uconf, "w") as f:
+        f.write(base_conf + "report = %s\n" % page)
+    udir = os.path.join(top, "units")
+    run("service", "install", "--system", "--config", uconf, "--dest", udir, check_rc=0)
+    unit = os.path.join(udir, "seekless.service")
+    u = unit_settings(unit)
+    check(u.get("ExecStopPost", [""])[0].startswith("-") and
+          " report --scheduled --config %s" % uconf in u["ExecStopPost"][0],
+          "the report after the scan, its failure not the unit's: %s" % u.get("ExecStopPost"))
+    check(u.get("ReadWritePaths") == [var, "-" + www],
+          "the index's folder and the report's: %s" % u.get("ReadWritePaths"))
+
+    # set at install: the page, of the index the scan just wrote
+    outside = os.path.join(top, "outside")
+    scan_rc, rep_rc, ignore, _, out = run_unit(unit, outside)
+    check(scan_rc == 0 and rep_rc == 0, "scan and report succeed confined: " + out[-1500:])
+    check("sandbox" in out and "Landlock" in out, "the scan confined itself too: " + out[-600:])
+    html = open(page, encoding="utf-8").read() if os.path.exists(page) else ""
+    n = db_rows(idx, "SELECT count(*) FROM files WHERE deleted_at IS NULL")[0][0] if \
+        os.path.exists(idx) else -1
+    check(n == 25 and html.startswith("<!DOCTYPE html>") and
+          'id="total-files" data-v="%d"' % n in html,
+          "the report holds the index's %d files (%d chars)" % (n, len(html)))
+    check(os.stat(page).st_mode & 0o077 == 0 if html else False, "written under UMask=0077")
+
+    # moved after the install (not installed again): the unit may not
+    # write there; the report fails, the scan's status stands
+    elsewhere = os.path.join(top, "elsewhere")
+    os.makedirs(elsewhere)
+    with open(uconf, "w") as f:
+        f.write(base_conf + "report = %s\n" % os.path.join(elsewhere, "photos.html"))
+    scan_rc, rep_rc, ignore, _, out = run_unit(unit, outside)
+    check(scan_rc == 0 and rep_rc == 3 and "Read-only file system" in out and
+          "elsewhere/photos.html" in out,
+          "the report fails, said why: %d %s" % (rep_rc, out[-800:]))
+    check(ignore and scan_rc in (0, 1, 4), "and the unit succeeds by its scan: '-' on the report")
+    check(os.listdir(elsewhere) == [], "nothing written there")
+
+    # unset: the report does nothing
+    os.remove(page)
+    with open(uconf, "w") as f:
+        f.write(base_conf)
+    scan_rc, rep_rc, ignore, _, out = run_unit(unit, outside)
+    check(scan_rc == 0 and rep_rc == 0 and "report:" not in out,
+          "without the setting the report says and writes nothing: " + out[-600:])
+    check(os.listdir(www) == [] and os.listdir(elsewhere) == [], "no page anywhere")
 
 done()
