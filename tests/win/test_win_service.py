@@ -7,6 +7,7 @@ set (its file count the index's), and one that cannot be written named in
 the log without failing the scan.  Needs the persistent
 wineserver tools/win/cross-build.sh starts."""
 import os
+import shutil
 import sqlite3
 import time
 
@@ -226,5 +227,6 @@ check(rc != 0 and "not started by the service manager" in err,
       "service run from a console refuses: %d %s" % (rc, err))
 print("console refusal took %.1f s" % (time.time() - t0))
 
+shutil.rmtree(base, ignore_errors=True)  # the service is gone, nothing holds it
 # start: no run completed yet, so it scans at once
 done()
