@@ -17,7 +17,7 @@
 #include "db/report.h"
 #include "indexer/extract.h"
 #include "indexer/reader.h"
-#include "indexer/thumb.h"
+#include "indexer/formats/thumb.h"
 
 #define HISTORY_MAX 1000        /* scans in the chart */
 #define BENCHES_SHOWN 5

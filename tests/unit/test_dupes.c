@@ -3,7 +3,7 @@
  * past each distance, turned copies, chains, crowds sharing most bits,
  * embedded thumbnails), several seeds and settings. */
 #include "db/db.h"
-#include "indexer/phash.h"
+#include "indexer/formats/phash.h"
 #include "tests/unit/test.h"
 
 enum { N = 2500 };
