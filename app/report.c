@@ -889,15 +889,33 @@ int report_write(struct db *db, const struct report_opts *opt, FILE *out, struct
 	return rc;
 }
 
+/* Written beside its place and then put there in one step: a report cut
+ * off (a full disk, a service stopped at its time limit) leaves the last
+ * whole one, and a browser reloading it never shows half a page. */
 int report_file(struct db *db, const struct report_opts *o, const char *path, struct sl_err *err)
 {
-	FILE *f = sys_fopen(path, "wb");
-	int rc;
+	struct strbuf tmp = STRBUF_INIT;
+	FILE *f;
+	int rc, e;
 
-	if (!f)
-		return SL_FAIL(err, SL_E_IO, errno, "report: cannot write %s", path);
+	sb_addf(&tmp, "%s.%ld.part", path, sys_pid());
+	if (tmp.oom) {
+		sb_free(&tmp);
+		return SL_FAIL(err, SL_E_NOMEM, ENOMEM, "report: out of memory");
+	}
+	f = sys_fopen(tmp.p, "wb");
+	if (!f) {
+		rc = SL_FAIL(err, SL_E_IO, errno, "report: cannot write %s", tmp.p);
+		sb_free(&tmp);
+		return rc;
+	}
 	rc = report_write(db, o, f, err);
 	if (fclose(f) != 0 && rc == SL_OK)
-		rc = SL_FAIL(err, SL_E_IO, errno, "report: cannot write %s", path);
+		rc = SL_FAIL(err, SL_E_IO, errno, "report: cannot write %s", tmp.p);
+	if (rc == SL_OK && (e = sys_replace(tmp.p, path)) != 0)
+		rc = SL_FAIL(err, SL_E_IO, e, "report: cannot put %s in place of %s", tmp.p, path);
+	if (rc != SL_OK)
+		sys_remove(tmp.p);
+	sb_free(&tmp);
 	return rc;
 }

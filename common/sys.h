@@ -154,6 +154,14 @@ int sys_run(const char *cmdline);
  * take the ANSI code page there). */
 FILE *sys_fopen(const char *path, const char *mode);
 
+/* Put the file at from in the place of to, in one step: a reader of to sees
+ * the old file or the new one, never a part (POSIX rename; Windows
+ * MoveFileEx replacing).  0 or an errno value; from is left on failure. */
+int sys_replace(const char *from, const char *to);
+
+/* Remove a file (UTF-8 path); 0 or an errno value. */
+int sys_remove(const char *path);
+
 /* Absolute, canonical form of an existing path, in the form seekless stores
  * (Windows: "C:/dir/file", '/' separators; "C:/" for a drive's root, no
  * trailing '/' otherwise).  Links on the way are resolved (Linux: symbolic

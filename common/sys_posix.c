@@ -542,6 +542,16 @@ FILE *sys_fopen(const char *path, const char *mode)
 	return fopen(path, mode);
 }
 
+int sys_replace(const char *from, const char *to)
+{
+	return rename(from, to) == 0 ? 0 : errno;
+}
+
+int sys_remove(const char *path)
+{
+	return unlink(path) == 0 ? 0 : errno;
+}
+
 int sys_abs_path(const char *path, struct strbuf *out)
 {
 	char *abs = realpath(path, NULL);

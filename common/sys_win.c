@@ -546,6 +546,33 @@ FILE *sys_fopen(const char *path, const char *mode)
 	return f;
 }
 
+int sys_replace(const char *from, const char *to)
+{
+	wchar_t *wf = win_path(from), *wt = win_path(to);
+	int rc = 0;
+
+	if (!wf || !wt)
+		rc = ENOMEM;
+	else if (!MoveFileExW(wf, wt, MOVEFILE_REPLACE_EXISTING | MOVEFILE_WRITE_THROUGH))
+		rc = GetLastError() == ERROR_ACCESS_DENIED ? EACCES : EIO;
+	free(wf);
+	free(wt);
+	return rc;
+}
+
+int sys_remove(const char *path)
+{
+	wchar_t *w = win_path(path);
+	int rc = 0;
+
+	if (!w)
+		rc = ENOMEM;
+	else if (!DeleteFileW(w))
+		rc = GetLastError() == ERROR_FILE_NOT_FOUND ? ENOENT : EACCES;
+	free(w);
+	return rc;
+}
+
 #define WIDE_PATH_MAX 32768 /* UTF-16 units, the longest \\?\ path */
 
 int sys_abs_path(const char *path, struct strbuf *out)

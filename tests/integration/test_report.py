@@ -15,7 +15,7 @@ import subprocess
 import time
 
 from cdp import Browser, find_chromium
-from lib import BIN, check, done, run, skip, tempdir
+from lib import BIN, check, done, run, skip, skip_part, tempdir
 
 CORPUS = os.environ.get("SEEKLESS_CORPUS") or os.path.join(
     os.path.dirname(os.path.abspath(__file__)), "..", "..", "..", "shared", "corpus", "real")
@@ -114,6 +114,34 @@ with tempdir("report") as work:
     run("report", "--db", db, "-o", page, check_rc=0)
     took = time.time() - t0
     size = os.path.getsize(page)
+    # written beside its place, then put there in one step (a page cut off
+    # leaves the last whole one): nothing else is left in the folder
+    check(not [n for n in os.listdir(work) if n.endswith(".part")],
+          "no part-written page left: %s" % os.listdir(work))
+    # a disk too full for the page: the last whole one stays
+    full = os.path.join(work, "full")
+    os.mkdir(full)
+    if os.geteuid() != 0:
+        skip_part("a full disk needs root (a small tmpfs)")
+    else:
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=%d" % (size // 2), "tmpfs", full],
+                       check=True)
+        try:
+            old = os.path.join(full, "report.html")
+            with open(old, "w") as f:
+                f.write("the last whole page")
+            rc, out, err = run("report", "--db", db, "-o", old)
+            check(rc == 3 and open(old).read() == "the last whole page" and os.listdir(full) ==
+                  ["report.html"], "a full disk keeps the last page whole, no part left: %d %s %s"
+                  % (rc, err.strip(), os.listdir(full)))
+        finally:
+            subprocess.run(["umount", full], check=True)
+    taken = os.path.join(work, "a-folder.html")
+    os.mkdir(taken)
+    rc, out, err = run("report", "--db", db, "-o", taken)
+    check(rc == 3 and "a-folder.html" in err and os.path.isdir(taken)
+          and not [n for n in os.listdir(work) if n.endswith(".part")],
+          "a page that cannot take its place: exit 3, named, the part removed: %d %s" % (rc, err))
     print("report: %d bytes in %.2f s" % (size, took))
     check(size < 5 << 20, "a small report: %d bytes" % size)
     body = open(page, "rb").read()
