@@ -160,6 +160,12 @@ static int set_key(struct cfg *c, const char *key, const char *val, const char *
 		char *p = expand(val);
 		if (!p)
 			return BAD("%s: report '%s': no home directory to expand '~'", where, val);
+		/* the service writes it from another folder than the user's
+		 * (Linux: /, Windows: System32) and opens only its folder to it */
+		if (p[0] != '/' && !(isalpha((unsigned char)p[0]) && p[1] == ':')) {
+			free(p);
+			return BAD("%s: report '%s' is not an absolute path", where, val);
+		}
 		free(c->report);
 		c->report = p;
 	} else if (strcmp(key, "schedule") == 0) {

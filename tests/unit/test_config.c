@@ -101,6 +101,7 @@ static void test_errors(void)
 
 	bad("root = /a\nrots = /b\n", "bad.conf:2: unknown setting 'rots'");
 	bad("root = relative/path\n", "not an absolute path");
+	bad("report = www/report.html\n", "bad.conf:1: report 'www/report.html' is not an absolute path");
 	bad("background = maybe\n", "background wants yes or no");
 	bad("phash_now = soon\n", "phash_now wants yes or no");
 	bad("jobs = 0\n", "jobs wants a number from 1 to 256");
