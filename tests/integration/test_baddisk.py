@@ -137,8 +137,24 @@ try:
         inside = [p for p in files if p.startswith(folder + "/")]
         at, bs = physical(folder, 0, block=True)
         sh("bad", name, str(at), str(bs))  # that directory's first block only
-        sh("remount", name)
+        # the device held open across the remount, as udev's probe after an
+        # unmount may hold it: the remount must still leave no cached copy
+        # of the block (and bad_reads below says whether the disk was asked)
+        loop = open(os.path.join(disk.state, name, "loop")).read().strip()
+        held = os.open(loop, os.O_RDONLY)
+        try:
+            sh("remount", name)
+        finally:
+            os.close(held)
+        before = int(dict(line.split(" ", 1) for line in sh("stats", name).splitlines())
+                     ["bad_reads"])
         rc, out, err, counts = scan(db, root)
+        after = int(dict(line.split(" ", 1) for line in sh("stats", name).splitlines())
+                    ["bad_reads"])
+        # the remount emptied every cache of that block (hddsim.sh: the
+        # loop device's too), so the listing had to ask the disk
+        check(after > before, "the directory's block was asked of the disk: bad reads %d -> %d"
+              % (before, after))
         check(rc == 1 and "readdir: Input/output error" in out + err,
               "the unlistable directory is reported: %d %s %s" % (rc, out[-600:], err[-300:]))
         check("missing files not marked deleted: 1 directories could not be read" in out,

@@ -70,8 +70,14 @@ up)
   ;;
 remount)
   loop=$(state loop)
-  sync
+  sync -f "$dir/fs"  # this file system only: others may be under test
   umount "$dir/fs"
+  # The loop device's own page cache is emptied at its last close, and
+  # something else may hold the device at that moment (udev probing it after
+  # the unmount's event): then only the file system's own unmount would
+  # empty it (ext4's does).  Emptied here, whatever the file system, so the
+  # next mount reads directories and inodes from the disk.
+  blockdev --flushbufs "$loop"
   mountfs "$loop" "$dir/fs"
   ;;
 latency) ctl "latency ${3:?on|off}" ;;
