@@ -28,6 +28,7 @@
 #include "indexer/formats/fmt.h"
 #include "indexer/formats/iptc.h"
 #include "indexer/formats/jpeg_dc.h"
+#include "indexer/formats/jpegcodec.h"
 #include "indexer/formats/parsers.h"
 #include "indexer/formats/phash.h"
 #include "indexer/formats/xmp.h"
@@ -835,4 +836,149 @@ int jpg_phash(const uint8_t *p, size_t n, const struct x_meta *m, int orientatio
 	*src = d.dc_only ? "image-dc" : "image";
 	free(grid);
 	return SL_OK;
+}
+
+/* --- pictures for people (jpegcodec.h): libjpeg as a plain decoder and
+ * encoder, its errors caught here like the parser's */
+
+struct codec_err {
+	struct jpeg_error_mgr pub;
+	jmp_buf jump;
+};
+
+static void codec_error(j_common_ptr cinfo)
+{
+	struct codec_err *t = (struct codec_err *)cinfo->err;
+	longjmp(t->jump, 1);
+}
+
+/* Warnings (a file cut short is padded with grey) still give a picture:
+ * that is what a viewer would show. */
+static void codec_message(j_common_ptr cinfo, int level)
+{
+	(void)cinfo, (void)level;
+}
+
+/* Both codecs and what they allocate live in the caller's frame, not in
+ * the one that calls setjmp, so that their values are defined after a
+ * longjmp. */
+struct codec {
+	struct jpeg_decompress_struct d;
+	struct jpeg_compress_struct c;
+	struct codec_err de, ce;
+	int have_d, have_c;
+	unsigned char *rows;   /* decoded, RGB */
+	unsigned char *enc;    /* jpeg_mem_dest's */
+	unsigned long enc_len;
+};
+
+/* The largest denominator whose picture's longer side still covers box
+ * (the parser's scale_for goes by the shorter side, for its hash). */
+static unsigned codec_scale(unsigned w, unsigned h, unsigned box)
+{
+	unsigned side = w > h ? w : h, denom = 1;
+
+	while (denom < 8 && side / (denom * 2) >= box)
+		denom *= 2;
+	return denom;
+}
+
+static int codec_decode(struct codec *t, const uint8_t *p, size_t n, unsigned box,
+			uint64_t max_pixels, unsigned *w, unsigned *h, struct sl_err *err)
+{
+	t->d.err = jpeg_std_error(&t->de.pub);
+	t->de.pub.error_exit = codec_error;
+	t->de.pub.emit_message = codec_message;
+	if (setjmp(t->de.jump))
+		return SL_FAIL(err, SL_E_CORRUPT, 0, "picture: not a JPEG that can be decoded");
+	jpeg_create_decompress(&t->d);
+	t->have_d = 1;
+	t->d.mem->max_memory_to_use = 64L << 20;
+	jpeg_mem_src(&t->d, p, (unsigned long)n);
+	jpeg_read_header(&t->d, TRUE);
+	if ((uint64_t)t->d.image_width * t->d.image_height > max_pixels)
+		return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "picture: too big to decode (%ux%u)",
+			       t->d.image_width, t->d.image_height);
+	if (t->d.jpeg_color_space == JCS_CMYK || t->d.jpeg_color_space == JCS_YCCK)
+		return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "picture: CMYK");
+	t->d.scale_num = 1;
+	t->d.scale_denom = codec_scale(t->d.image_width, t->d.image_height, box);
+	t->d.out_color_space = JCS_RGB;
+	jpeg_start_decompress(&t->d);
+	*w = t->d.output_width;
+	*h = t->d.output_height;
+	if (!*w || !*h)
+		return SL_FAIL(err, SL_E_CORRUPT, 0, "picture: empty");
+	t->rows = malloc((size_t)*w * *h * 3);
+	if (!t->rows)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "picture: out of memory");
+	while (t->d.output_scanline < t->d.output_height) {
+		JSAMPROW row = t->rows + (size_t)t->d.output_scanline * *w * 3;
+		jpeg_read_scanlines(&t->d, &row, 1);
+	}
+	jpeg_finish_decompress(&t->d);
+	return SL_OK;
+}
+
+static int codec_encode(struct codec *t, const unsigned char *img, unsigned w, unsigned h,
+			int quality, struct sl_err *err)
+{
+	unsigned y;
+
+	t->c.err = jpeg_std_error(&t->ce.pub);
+	t->ce.pub.error_exit = codec_error;
+	t->ce.pub.emit_message = codec_message;
+	if (setjmp(t->ce.jump))
+		return SL_FAIL(err, SL_E_NOMEM, 0, "picture: cannot encode");
+	jpeg_create_compress(&t->c);
+	t->have_c = 1;
+	jpeg_mem_dest(&t->c, &t->enc, &t->enc_len);
+	t->c.image_width = w;
+	t->c.image_height = h;
+	t->c.input_components = 3;
+	t->c.in_color_space = JCS_RGB;
+	jpeg_set_defaults(&t->c);
+	jpeg_set_quality(&t->c, quality, TRUE);
+	jpeg_start_compress(&t->c, TRUE);
+	for (y = 0; y < h; y++) {
+		JSAMPROW row = (JSAMPROW)(img + (size_t)y * w * 3);
+		jpeg_write_scanlines(&t->c, &row, 1);
+	}
+	jpeg_finish_compress(&t->c);
+	return SL_OK;
+}
+
+int jpeg_decode_rgb(const uint8_t *p, size_t n, unsigned box, uint64_t max_pixels,
+		    unsigned char **rgb, unsigned *w, unsigned *h, struct sl_err *err)
+{
+	struct codec t;
+	int rc;
+
+	memset(&t, 0, sizeof(t));
+	*rgb = NULL;
+	*w = *h = 0;
+	rc = codec_decode(&t, p, n, box, max_pixels, w, h, err);
+	if (t.have_d)
+		jpeg_destroy_decompress(&t.d);
+	if (rc == SL_OK)
+		*rgb = t.rows;
+	else
+		free(t.rows);
+	return rc;
+}
+
+int jpeg_encode_rgb(const unsigned char *rgb, unsigned w, unsigned h, int quality,
+		    struct strbuf *out, struct sl_err *err)
+{
+	struct codec t;
+	int rc;
+
+	memset(&t, 0, sizeof(t));
+	rc = codec_encode(&t, rgb, w, h, quality, err);
+	if (rc == SL_OK && sb_add(out, t.enc, t.enc_len) != 0)
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "picture: out of memory");
+	if (t.have_c)
+		jpeg_destroy_compress(&t.c);
+	free(t.enc);
+	return rc;
 }

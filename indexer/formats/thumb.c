@@ -1,45 +1,10 @@
-/* thumb.c - decode, shrink, turn, encode (thumb.h). */
-#include <setjmp.h>
-#include <stdio.h>
+/* thumb.c - decode, shrink, turn, encode (thumb.h); libjpeg itself runs
+ * in jpeg.c (jpegcodec.h). */
 #include <stdlib.h>
 #include <string.h>
 
-#include <jpeglib.h>
-
+#include "indexer/formats/jpegcodec.h"
 #include "indexer/formats/thumb.h"
-
-struct terr {
-	struct jpeg_error_mgr pub;
-	jmp_buf jump;
-};
-
-static void on_error(j_common_ptr cinfo)
-{
-	struct terr *t = (struct terr *)cinfo->err;
-	longjmp(t->jump, 1);
-}
-
-/* Warnings (a file cut short is padded with grey) still give a picture:
- * that is what a viewer would show. */
-static void on_message(j_common_ptr cinfo, int level)
-{
-	(void)cinfo, (void)level;
-}
-
-/* Both codecs and what they allocate live in the caller's frame, not in
- * the one that calls setjmp, so that their values are defined after a
- * longjmp. */
-struct tctx {
-	struct jpeg_decompress_struct d;
-	struct jpeg_compress_struct c;
-	struct terr de, ce;
-	int have_d, have_c;
-	unsigned char *rows;   /* decoded, RGB */
-	unsigned char *small;  /* averaged down, RGB */
-	unsigned char *turned;
-	unsigned char *enc;    /* jpeg_mem_dest's */
-	unsigned long enc_len;
-};
 
 /* Average the w x h RGB image into the sw x sh one (each output pixel the
  * mean of the input pixels its area covers). */
@@ -98,91 +63,16 @@ static void turn(const unsigned char *in, unsigned w, unsigned h, int o, unsigne
 }
 
 /* libjpeg's largest scale-down (1/2, 1/4, 1/8) still covering the box. */
-static unsigned scale_for(unsigned w, unsigned h, unsigned box)
-{
-	unsigned side = w > h ? w : h, denom = 1;
-
-	while (denom < 8 && side / (denom * 2) >= box)
-		denom *= 2;
-	return denom;
-}
-
-static int decode(struct tctx *t, const uint8_t *p, size_t n, unsigned box, unsigned *w,
-		  unsigned *h, struct sl_err *err)
-{
-	t->d.err = jpeg_std_error(&t->de.pub);
-	t->de.pub.error_exit = on_error;
-	t->de.pub.emit_message = on_message;
-	if (setjmp(t->de.jump))
-		return SL_FAIL(err, SL_E_CORRUPT, 0, "picture: not a JPEG that can be decoded");
-	jpeg_create_decompress(&t->d);
-	t->have_d = 1;
-	t->d.mem->max_memory_to_use = 64L << 20;
-	jpeg_mem_src(&t->d, p, (unsigned long)n);
-	jpeg_read_header(&t->d, TRUE);
-	if ((uint64_t)t->d.image_width * t->d.image_height > THUMB_MAX_PIXELS)
-		return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "picture: too big to decode (%ux%u)",
-			       t->d.image_width, t->d.image_height);
-	if (t->d.jpeg_color_space == JCS_CMYK || t->d.jpeg_color_space == JCS_YCCK)
-		return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "picture: CMYK");
-	t->d.scale_num = 1;
-	t->d.scale_denom = scale_for(t->d.image_width, t->d.image_height, box);
-	t->d.out_color_space = JCS_RGB;
-	jpeg_start_decompress(&t->d);
-	*w = t->d.output_width;
-	*h = t->d.output_height;
-	if (!*w || !*h)
-		return SL_FAIL(err, SL_E_CORRUPT, 0, "picture: empty");
-	t->rows = malloc((size_t)*w * *h * 3);
-	if (!t->rows)
-		return SL_FAIL(err, SL_E_NOMEM, 0, "picture: out of memory");
-	while (t->d.output_scanline < t->d.output_height) {
-		JSAMPROW row = t->rows + (size_t)t->d.output_scanline * *w * 3;
-		jpeg_read_scanlines(&t->d, &row, 1);
-	}
-	jpeg_finish_decompress(&t->d);
-	return SL_OK;
-}
-
-static int encode(struct tctx *t, const unsigned char *img, unsigned w, unsigned h,
-		  struct sl_err *err)
-{
-	unsigned y;
-
-	t->c.err = jpeg_std_error(&t->ce.pub);
-	t->ce.pub.error_exit = on_error;
-	t->ce.pub.emit_message = on_message;
-	if (setjmp(t->ce.jump))
-		return SL_FAIL(err, SL_E_NOMEM, 0, "picture: cannot encode");
-	jpeg_create_compress(&t->c);
-	t->have_c = 1;
-	jpeg_mem_dest(&t->c, &t->enc, &t->enc_len);
-	t->c.image_width = w;
-	t->c.image_height = h;
-	t->c.input_components = 3;
-	t->c.in_color_space = JCS_RGB;
-	jpeg_set_defaults(&t->c);
-	jpeg_set_quality(&t->c, 75, TRUE);
-	jpeg_start_compress(&t->c, TRUE);
-	for (y = 0; y < h; y++) {
-		JSAMPROW row = (JSAMPROW)(img + (size_t)y * w * 3);
-		jpeg_write_scanlines(&t->c, &row, 1);
-	}
-	jpeg_finish_compress(&t->c);
-	return SL_OK;
-}
-
 int thumb_jpeg(const uint8_t *p, size_t n, int orientation, unsigned box, struct strbuf *out,
 	       struct sl_err *err)
 {
-	struct tctx t;
+	unsigned char *rows = NULL, *small = NULL, *turned = NULL;
 	unsigned w = 0, h = 0, sw, sh, ow, oh;
 	int rc;
 
-	memset(&t, 0, sizeof(t));
 	if (box < 8 || box > 1024)
 		return SL_FAIL(err, SL_E_USAGE, 0, "picture: box of %u pixels", box);
-	rc = decode(&t, p, n, box, &w, &h, err);
+	rc = jpeg_decode_rgb(p, n, box, THUMB_MAX_PIXELS, &rows, &w, &h, err);
 	if (rc == SL_OK) {
 		if (w >= h) {
 			sw = w < box ? w : box;
@@ -195,25 +85,18 @@ int thumb_jpeg(const uint8_t *p, size_t n, int orientation, unsigned box, struct
 			sw = 1;
 		if (!sh)
 			sh = 1;
-		t.small = malloc((size_t)sw * sh * 3);
-		t.turned = malloc((size_t)sw * sh * 3);
-		if (!t.small || !t.turned)
+		small = malloc((size_t)sw * sh * 3);
+		turned = malloc((size_t)sw * sh * 3);
+		if (!small || !turned)
 			rc = SL_FAIL(err, SL_E_NOMEM, 0, "picture: out of memory");
 	}
 	if (rc == SL_OK) {
-		shrink(t.rows, w, h, t.small, sw, sh);
-		turn(t.small, sw, sh, orientation, t.turned, &ow, &oh);
-		rc = encode(&t, t.turned, ow, oh, err);
+		shrink(rows, w, h, small, sw, sh);
+		turn(small, sw, sh, orientation, turned, &ow, &oh);
+		rc = jpeg_encode_rgb(turned, ow, oh, 75, out, err);
 	}
-	if (rc == SL_OK && sb_add(out, t.enc, t.enc_len) != 0)
-		rc = SL_FAIL(err, SL_E_NOMEM, 0, "picture: out of memory");
-	if (t.have_d)
-		jpeg_destroy_decompress(&t.d);
-	if (t.have_c)
-		jpeg_destroy_compress(&t.c);
-	free(t.enc);
-	free(t.rows);
-	free(t.small);
-	free(t.turned);
+	free(rows);
+	free(small);
+	free(turned);
 	return rc;
 }

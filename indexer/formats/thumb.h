@@ -3,16 +3,14 @@
  *
  * The input is untrusted (a file from a scanned tree, or the thumbnail
  * inside one): libjpeg decodes it with its memory capped and its errors
- * caught in thumb.c (a decode that fails is an error code, never an exit),
+ * caught in jpeg.c (jpegcodec.h; a decode that fails is an error code,
+ * never an exit),
  * at the smallest of libjpeg's scales that still covers the box; the
  * result is averaged down to fit the box, turned as its EXIF orientation
  * says, and encoded again.  The bytes handed back are this module's own
  * encoding, never the input's, so nothing of the file but its pixels
  * reaches the page.
- *
- * libjpeg's longjmp lives here as well as in indexer/jpeg.c: this one
- * encodes too, and is kept apart from the format parsers while they move
- * (docs/design.md). */
+ */
 #ifndef SL_THUMB_H
 #define SL_THUMB_H
 
