@@ -13,6 +13,7 @@
 #include "indexer/formats/parsers.h"
 #include "indexer/formats/qt.h"
 #include "indexer/formats/raster.h"
+#include "indexer/formats/thumb.h"
 #include "indexer/formats/x3f.h"
 #include "indexer/formats/xmp.h"
 
@@ -63,8 +64,13 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		const char *src;
 		jpg_parse(p, size, &m, &e);
 		jpg_check_end(p, size, &m);
-		if (size < (1u << 16) && small(&m, FUZZ_MAX_PIXELS))
+		if (size < (1u << 16) && small(&m, FUZZ_MAX_PIXELS)) {
+			struct strbuf pic = STRBUF_INIT;
 			jpg_phash(p, size, &m, (int)(size % 9), &h, &src, &e); /* thumbnails too */
+			/* the report's small picture: decode, average, turn, encode */
+			thumb_jpeg(p, size, (int)(size % 9), 8 + (unsigned)(size % 120), &pic, &e);
+			sb_free(&pic);
+		}
 	}
 #elif defined(FUZZ_JPEGDC)
 	{
