@@ -44,18 +44,6 @@ static void join(uint32_t *up, uint32_t x, uint32_t y)
 		up[rx > ry ? rx : ry] = rx < ry ? rx : ry;
 }
 
-static int popcount64(uint64_t x)
-{
-#if defined(__GNUC__)
-	return __builtin_popcountll(x); /* one instruction where the CPU has it */
-#else
-	int n = 0;
-	for (; x; x &= x - 1)
-		n++;
-	return n;
-#endif
-}
-
 static const uint64_t *sort_base;
 static const unsigned char *sort_emb;
 
@@ -180,7 +168,7 @@ static void lookup_all(const struct search *s, const struct table *t, const stru
 	for (i = 0; i < n; i++) {
 		uint32_t k = a[i].key ^ flip;
 		for (e = t->off[k]; e < t->off[k + 1]; e++)
-			if (t->fi[e] != a[i].q && popcount64(a[i].hv ^ t->fh[e]) <= s->d)
+			if (t->fi[e] != a[i].q && ph_bits(a[i].hv ^ t->fh[e]) <= s->d)
 				join(s->group, a[i].q, t->fi[e]);
 	}
 }

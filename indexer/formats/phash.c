@@ -170,23 +170,11 @@ uint64_t ph_variant(uint64_t h, int k)
 	return h;
 }
 
-static int popcount64(uint64_t x)
-{
-#if defined(__GNUC__)
-	return __builtin_popcountll(x);
-#else
-	int n = 0;
-	for (; x; x &= x - 1)
-		n++;
-	return n;
-#endif
-}
-
 int ph_distance(uint64_t a, uint64_t b)
 {
 	int k, best = 64;
 	for (k = 0; k < 8; k++) {
-		int d = popcount64(a ^ ph_variant(b, k));
+		int d = ph_bits(a ^ ph_variant(b, k));
 		if (d < best)
 			best = d;
 	}

@@ -62,6 +62,20 @@ uint64_t ph_variant(uint64_t h, int k);
 /* Hamming distance of a to the nearest of b's eight variants. */
 int ph_distance(uint64_t a, uint64_t b);
 
+/* The bits set in x: the distance of two hashes as stored is
+ * ph_bits(a ^ b).  Inline: the near-duplicate search calls it per pair. */
+static inline int ph_bits(uint64_t x)
+{
+#if defined(__GNUC__)
+	return __builtin_popcountll(x);
+#else
+	int n = 0;
+	for (; x; x &= x - 1)
+		n++;
+	return n;
+#endif
+}
+
 /* Bars of near-black rows and columns round an image (a thumbnail
  * letterboxed to 4:3): how many at each side, so that the rest is the
  * picture.  img is w x h grey, row after row.  Returns 0 when it found none
