@@ -5,8 +5,10 @@ Real pictures of every hashed kind on ext4 on a loop device, its page
 cache emptied before every scan (unmount, mount) so that every file comes
 from the "disk": the shared corpus's camera JPEGs, and PNG and WebP
 re-encodes of them made with Debian's own encoders (djpeg | pnmscale |
-pnmtopng, cwebp).  A loop device in memory serves them far faster than one
-extractor decodes a PNG, so a default scan with --jobs 1 leaves hashes:
+pnmtopng, cwebp), and among them 25-megapixel ramps (pgmramp) of at most
+0.6 MB.  A loop device in memory serves a file far faster than one
+extractor decodes it, a ramp hundreds of times faster whatever share of the
+CPU each gets, so a default scan with --jobs 1 leaves hashes:
 
 - the reference: a --phash-now scan into its own index: nothing deferred,
   every picture hashed;
@@ -36,7 +38,7 @@ from lib import BIN, check, db_rows, done, loop_fs, run, skip, sync_fs, tempdir
 corpus = os.environ.get("SEEKLESS_CORPUS")
 if not corpus or not os.path.isdir(corpus):
     skip("shared corpus not found at %s" % corpus)
-for tool in ("djpeg", "pnmscale", "pnmtopng", "pnmflip", "cwebp"):
+for tool in ("djpeg", "pnmscale", "pnmtopng", "pnmflip", "pgmramp", "cwebp"):
     if shutil.which(tool) is None:
         skip("%s not installed" % tool)
 
@@ -68,6 +70,17 @@ def make_pictures(dest, srcs):
     made = []
     for i, src in enumerate(srcs):
         q = "'%s'" % src
+        if i % 2 == 0:
+            # Pictures far costlier to decode than to read (25 Mpx from
+            # 0.1 to 0.6 MB), written first in each group so that they lie
+            # before it on the disk.  While the extractor decodes one, the
+            # reader serves the files after it whatever share of the CPU
+            # each gets: the premise below does not rest on the machine's
+            # speed.
+            ramp = os.path.join(dest, "h%02d.png" % i)
+            sh("pgmramp %s 5000 5000 | pnmtopng > '%s'"
+               % (["-lr", "-tb", "-diag", "-ellipse"][i // 2 % 4], ramp))
+            made.append(ramp)
         for k, (size, flip) in enumerate([(1600, "-lr"), (1200, "-tb"), (2000, "-r90")]):
             png = os.path.join(dest, "p%02d-%d.png" % (i, k))
             sh("djpeg -pnm %s | pnmscale -xysize %d %d | pnmflip %s | pnmtopng > '%s'"
