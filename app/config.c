@@ -19,6 +19,7 @@ void cfg_init(struct cfg *c)
 	c->order = -1;
 	c->phash = -1;
 	c->phash_now = -1;
+	c->quick = -1;
 	c->cross_fs = -1;
 	c->trust_mtime = -1;
 }
@@ -175,7 +176,7 @@ static int set_key(struct cfg *c, const char *key, const char *val, const char *
 			return SL_FAIL(err, SL_E_NOMEM, 0, "out of memory");
 	} else if (strcmp(key, "background") == 0 || strcmp(key, "phash") == 0 ||
 		   strcmp(key, "phash_now") == 0 || strcmp(key, "cross_fs") == 0 ||
-		   strcmp(key, "trust_mtime") == 0) {
+		   strcmp(key, "trust_mtime") == 0 || strcmp(key, "quick") == 0) {
 		if ((b = yes_no(val)) < 0)
 			return BAD("%s: %s wants yes or no, not '%s'", where, key, val);
 		if (strcmp(key, "background") == 0)
@@ -186,6 +187,8 @@ static int set_key(struct cfg *c, const char *key, const char *val, const char *
 			c->phash_now = b;
 		else if (strcmp(key, "trust_mtime") == 0)
 			c->trust_mtime = b;
+		else if (strcmp(key, "quick") == 0)
+			c->quick = b;
 		else
 			c->cross_fs = b;
 	} else if (strcmp(key, "order") == 0) {

@@ -14,7 +14,7 @@
  * --config only that file is read.  Command-line options override both.
  *
  * Keys (docs/usage.md): root, exclude, db, schedule, background, order,
- * jobs, phash, phash_now, mem, cross_fs, trust_mtime.
+ * jobs, phash, phash_now, mem, cross_fs, trust_mtime, quick.
  */
 #ifndef SL_CONFIG_H
 #define SL_CONFIG_H
@@ -43,6 +43,7 @@ struct cfg {
 			       for the next scan (px_opts.phash_defer) */
 	int cross_fs;       /* -1 unset */
 	int trust_mtime;    /* -1 unset: a ctime that moved alone is no reason to read */
+	int quick;          /* -1 unset: scans read large files in part (scan --quick) */
 	uint64_t mem;       /* 0 unset */
 	struct strbuf read; /* the files read, "a, b" ("" when none) */
 };

@@ -195,7 +195,7 @@ static void capped(struct strbuf *o, const char *id, int64_t shown, int64_t tota
 /* ---- at a glance (db_stats) ---- */
 
 static void on_totals(void *ctx, int64_t files, int64_t bytes, int64_t errors, int64_t deleted,
-		      int64_t pending)
+		      int64_t pending, int64_t content_pending, int64_t pending_bytes)
 {
 	struct page *P = ctx;
 	struct strbuf *o = &P->o;
@@ -212,6 +212,10 @@ static void on_totals(void *ctx, int64_t files, int64_t bytes, int64_t errors, i
 		PRId64 "</dd></div>", deleted, deleted);
 	sb_addf(o, "<div><dt>pictures without a perceptual hash yet</dt><dd id=\"total-pending\" "
 		"data-v=\"%" PRId64 "\">%" PRId64 "</dd></div>", pending, pending);
+	sb_addf(o, "<div><dt>read in part, content hash pending</dt><dd id=\"total-quick\" "
+		"data-v=\"%" PRId64 "\">%" PRId64 " (", content_pending, content_pending);
+	human_bytes(o, (double)pending_bytes);
+	sb_adds(o, ")</dd></div>");
 	sb_adds(o, "</dl>\n<div class=\"grid\">\n");
 }
 

@@ -78,6 +78,12 @@ int scan_configure(const struct scan_args *a, struct scan_settings *s, struct sl
 	s->background = a->background >= 0 ? a->background : a->scheduled && c->background != 0;
 	s->scheduled = a->scheduled;
 	s->full = a->full;
+	/* --full over a configured quick = yes: the command line wins */
+	s->quick = a->quick >= 0 ? a->quick : !a->full && c->quick > 0;
+	if (s->quick && s->full)
+		return SL_FAIL(err, SL_E_USAGE, 0,
+			       "--full reads every file whole, --quick in part: one or the other");
+	s->po.quick = s->quick;
 	s->seed = a->have_seed ? a->seed : prep_random_seed();
 	return SL_OK;
 }
@@ -285,7 +291,10 @@ static int locate(struct scan *sc)
 		rc = db_diff(sc->db, &s->p.ft, s->p.roots, s->p.nroots,
 			     (s->full ? DB_DIFF_FULL : 0) |
 				     (s->trust_mtime ? DB_DIFF_TRUST_MTIME : 0) |
-				     (s->po.phash ? DB_DIFF_PHASH : 0),
+				     /* a quick scan reads new and changed files
+				      * only, and leaves what is pending */
+				     (s->po.phash && !s->quick ? DB_DIFF_PHASH : 0) |
+				     (!s->quick ? DB_DIFF_COMPLETE : 0),
 			     &r->diff, &r->err);
 	/* the journal shows no deletion; a list says nothing of what it
 	 * leaves out */
@@ -389,6 +398,7 @@ static int end_scan(struct scan *sc, int rc, double t0)
 	end.added = r->diff.added;
 	end.moved = r->diff.moved;
 	end.rechecked = r->diff.rechecked;
+	end.quick = s->quick;
 	end.upgraded = r->diff.upgraded;
 	end.retried = r->diff.retried;
 	/* deletions stand only when every directory was listed (db.h,
@@ -479,6 +489,12 @@ int scan_run(const struct scan_args *a, struct scan_result *r)
 		struct sl_err e3;
 		if (db_phash_pending(sc.db, &r->phash_pending, &e3) != SL_OK)
 			r->phash_pending = 0; /* only a figure for the summary */
+	}
+	{
+		struct sl_err e4;
+		if (db_content_pending(sc.db, &r->content_pending, &r->content_pending_bytes, &e4) !=
+		    SL_OK)
+			r->content_pending = r->content_pending_bytes = 0;
 	}
 	r->abandoned = r->st.abandoned;
 out:

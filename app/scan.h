@@ -50,6 +50,8 @@ struct scan_args {
 				     running several scans in one process asks
 				     for none */
 	int full;                 /* read every file again */
+	int quick;                /* -1: configuration; 1: read large files in
+				     part (px_opts.quick); 0: whole */
 	int keep_cache;
 	atomic_int *cancel;       /* may be NULL */
 	/* All may be NULL; called on the caller's thread.  note: something
@@ -69,7 +71,7 @@ struct scan_settings {
 	struct excl ex;
 	struct prep p;            /* the roots (files_from: filled by scan_run) */
 	struct strbuf dbpath;
-	int order, cross_fs, full, trust_mtime, background, scheduled;
+	int order, cross_fs, full, trust_mtime, background, scheduled, quick;
 	uint64_t seed;
 	struct px_opts po;        /* jobs, mem_budget, phash, keep_cache */
 };
@@ -96,6 +98,8 @@ struct scan_result {
 	 * perceptual hash, never tried (db_phash_pending), this scan's
 	 * deferred ones (st.phash_deferred) among them */
 	uint64_t phash_pending;
+	/* live records a quick scan read in part (db_content_pending) */
+	uint64_t content_pending, content_pending_bytes;
 	double wall_s;
 	const char *status;       /* "ok", "errors", "interrupted", "failed" */
 	char background_how[200]; /* with set.background */

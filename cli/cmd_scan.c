@@ -12,8 +12,8 @@
 
 static const char help[] =
 	"usage: seekless scan [--db PATH] [--order ORDER] [--jobs N] [--progress|--quiet]\n"
-	"                     [--background|--foreground] [--exclude GLOB]... [--full]\n"
-	"                     [--trust-mtime]\n"
+	"                     [--background|--foreground] [--exclude GLOB]...\n"
+	"                     [--full|--quick] [--trust-mtime]\n"
 	"                     [--config FILE] [--scheduled] [more options] [ROOT...]\n"
 	"\n"
 	"Index every regular file below ROOTs (default: the configuration's roots):\n"
@@ -59,6 +59,13 @@ static const char help[] =
 	"                  (repeatable; adds to the configuration's excludes)\n"
 	"  --full          read every file again, not only new and changed ones\n"
 	"                  (moves and deletions are applied as by any scan)\n"
+	"  --quick         index first, read the rest later: a large file (past its\n"
+	"                  first 4 MiB and 2 MiB more) is read only where its\n"
+	"                  metadata lies (its head; a movie's moov box) and its\n"
+	"                  last 64 KiB; its content hash, and a perceptual hash its\n"
+	"                  head did not hold, are pending until a scan without\n"
+	"                  --quick reads it whole (configuration: quick = yes;\n"
+	"                  --no-quick overrides it)\n"
 	"  --trust-mtime   a ctime that moved alone (chmod, chown, rename, a new\n"
 	"                  hard link) is no reason to read a file again; faster\n"
 	"                  after chmod -R, blind to a rewrite that kept size and\n"
@@ -147,6 +154,9 @@ static void print_json_summary(const struct prep *p, const struct plan *pl,
 		st->read_s, st->extract_s, st->store_s, st->jobs);
 	sb_addf(&o, ",\"phash\":%s,\"phash_deferred\":%" PRIu64, s->set.po.phash ? "true" : "false",
 		st->phash_deferred);
+	sb_addf(&o, ",\"quick\":%s,\"completed\":%" PRIu64 ",\"content_pending\":%" PRIu64
+		",\"content_pending_bytes\":%" PRIu64, s->set.quick ? "true" : "false", d->completed,
+		s->content_pending, s->content_pending_bytes);
 	if (s->set.po.phash)
 		sb_addf(&o, ",\"phash_pending\":%" PRIu64, s->phash_pending);
 	else
@@ -237,6 +247,9 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 	if (d->upgraded && !full)
 		printf("           %" PRIu64 " unchanged files read again: their records were made"
 		       " by an older seekless, which read less from them\n", d->upgraded);
+	if (d->completed)
+		printf("           %" PRIu64 " unchanged files read whole: a quick scan read %s"
+		       " in part\n", d->completed, d->completed == 1 ? "it" : "them");
 	if (d->retried && !full)
 		printf("           %" PRIu64 " unchanged %s read again: %s an error\n",
 		       d->retried, d->retried == 1 ? "file" : "files",
@@ -256,6 +269,10 @@ static void print_summary(const struct prep *p, const struct plan *pl, const str
 	if (st->phash_deferred)
 		printf("           %" PRIu64 " pictures left without a perceptual hash: the disk was"
 		       " faster than hashing (--phash-now waits for them)\n", st->phash_deferred);
+	if (s->content_pending)
+		printf("           %" PRIu64 " files in the index read in part (%.1f GB), their"
+		       " content hash pending: a scan without --quick reads them whole\n",
+		       s->content_pending, (double)s->content_pending_bytes / 1e9);
 	if (s->set.po.phash && s->phash_pending)
 		printf("           %" PRIu64 " pictures in the index without a perceptual hash yet:"
 		       " the next scan makes them\n", s->phash_pending);
@@ -317,6 +334,8 @@ int cmd_scan(int argc, char **argv)
 		{"no-phash", no_argument, NULL, 'N'},
 		{"phash-now", no_argument, NULL, 'W'},
 		{"full", no_argument, NULL, 'F'},
+		{"quick", no_argument, NULL, 'Q'},
+		{"no-quick", no_argument, NULL, 'U'},
 		{"trust-mtime", no_argument, NULL, 'T'},
 		{"background", no_argument, NULL, 'b'},
 		{"foreground", no_argument, NULL, 'f'},
@@ -337,6 +356,7 @@ int cmd_scan(int argc, char **argv)
 
 	memset(&a, 0, sizeof(a));
 	a.order = a.cross_fs = a.phash = a.phash_now = a.trust_mtime = a.background = -1;
+	a.quick = -1;
 	extra = calloc((size_t)argc + 1, sizeof(*extra));
 	if (!extra)
 		return EXIT_FATAL;
@@ -372,6 +392,8 @@ int cmd_scan(int argc, char **argv)
 		case 'N': a.phash = 0; break;
 		case 'W': a.phash_now = 1; break;
 		case 'F': a.full = 1; break;
+		case 'Q': a.quick = 1; break;
+		case 'U': a.quick = 0; break;
 		case 'T': a.trust_mtime = 1; break;
 		case 'b': a.background = 1; break;
 		case 'f': a.background = 0; break;

@@ -47,14 +47,15 @@ static void text_bytes(struct strbuf *o, uint64_t b)
 }
 
 static void on_totals(void *ctx, int64_t n, int64_t b, int64_t bad, int64_t gone,
-		      int64_t pending)
+		      int64_t pending, int64_t quick, int64_t quick_bytes)
 {
 	struct report *R = ctx;
 
 	if (R->json) {
 		sb_addf(&R->o, "\"files\":%" PRId64 ",\"bytes\":%" PRId64 ",\"errors\":%" PRId64
-			",\"deleted\":%" PRId64 ",\"phash_pending\":%" PRId64, n, b, bad, gone,
-			pending);
+			",\"deleted\":%" PRId64 ",\"phash_pending\":%" PRId64
+			",\"content_pending\":%" PRId64 ",\"content_pending_bytes\":%" PRId64,
+			n, b, bad, gone, pending, quick, quick_bytes);
 		return;
 	}
 	sb_addf(&R->o, "files: %" PRId64 " (", n);
@@ -64,6 +65,12 @@ static void on_totals(void *ctx, int64_t n, int64_t b, int64_t bad, int64_t gone
 	if (pending)
 		sb_addf(&R->o, "pictures without a perceptual hash yet: %" PRId64
 			" (the next scan makes them)\n", pending);
+	if (quick) {
+		sb_addf(&R->o, "read in part by a quick scan, content hash pending: %" PRId64 " (",
+			quick);
+		text_bytes(&R->o, (uint64_t)quick_bytes);
+		sb_adds(&R->o, "; the next scan without --quick reads them whole)\n");
+	}
 }
 
 static void on_section(void *ctx, const char *key, const char *title)

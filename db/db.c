@@ -702,8 +702,8 @@ int db_scan_end(struct db *db, const struct db_scan_end *e, struct sl_err *err)
 			       " errors=?5, walk_s=?6, locate_s=?7, read_s=?8, extract_s=?9,"
 			       " store_s=?10, wall_s=?11, message=?12, unchanged=?13, changed=?14,"
 			       " added=?15, moved=?16, deleted=?17, unavailable=?18, background=?19,"
-			       " yield_s=?20, rechecked=?21, complete=?22, upgraded=?23, retried=?24"
-			       " WHERE id=?1",
+			       " yield_s=?20, rechecked=?21, complete=?22, upgraded=?23, retried=?24,"
+			       " quick=?25 WHERE id=?1",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare scan end");
 	sqlite3_bind_int64(st, 1, db->scan_id);
@@ -731,6 +731,7 @@ int db_scan_end(struct db *db, const struct db_scan_end *e, struct sl_err *err)
 	sqlite3_bind_int(st, 22, e->complete);
 	sqlite3_bind_int64(st, 23, (sqlite3_int64)e->upgraded);
 	sqlite3_bind_int64(st, 24, (sqlite3_int64)e->retried);
+	sqlite3_bind_int(st, 25, e->quick);
 	return run(db, st, "finish scan row", err);
 }
 

@@ -17,7 +17,7 @@
 #include "common/err.h"
 #include "indexer/record.h"
 
-#define DB_SCHEMA_VERSION 14
+#define DB_SCHEMA_VERSION 15
 
 struct db;
 
@@ -94,6 +94,7 @@ struct db_scan_end {
 	uint64_t upgraded;    /* unchanged, read again: made by an older extractor */
 	uint64_t retried;     /* unchanged, read again: their record has an error */
 	int complete;         /* walked everything and applied deletions */
+	int quick;            /* scan --quick: large files read in part */
 	int background;
 	double yield_s;
 	double walk_s, locate_s, read_s, extract_s, store_s, wall_s;
@@ -111,6 +112,8 @@ struct db_diff {
 				    error (not in changed: nothing changed) */
 	uint64_t rechecked;      /* read again only because their ctime moved (FT_CTIME) */
 	uint64_t rehash;         /* unchanged, read for a perceptual hash (FT_REHASH) */
+	uint64_t completed;      /* unchanged, read whole: a quick scan read it in
+				    part (DB_DIFF_COMPLETE, FT_UPGRADE) */
 	uint64_t upgraded;       /* unchanged, read again: its record is older than
 				    what this version reads from its format (FT_UPGRADE) */
 	uint64_t unavailable;    /* missing, on a file system this scan did not see */
@@ -138,6 +141,10 @@ struct db_diff {
 	"deleted_at IS NOT NULL AND deleted_scan IN (SELECT id FROM scans WHERE"         \
 	" coalesce(complete, 0) = 0)"
 
+/* A record a quick scan made from part of its file: no content hash yet
+ * (docs/design.md, "Quick scans").  SQL over files' columns. */
+#define DB_PENDING_SQL "(content_hash IS NULL AND quick_hash IS NOT NULL AND error IS NULL)"
+
 /* files.ctime_ns of a file whose times were too close to its read to
  * trust (px_racy): the next scan reads it again, whatever its times. */
 #define DB_CTIME_RACY (-1)
@@ -147,8 +154,10 @@ enum {
 	DB_DIFF_FULL = 1,        /* read every file (FT_SKIP on none); moves and
 				    deletions as usual */
 	DB_DIFF_TRUST_MTIME = 2, /* a ctime that moved alone is no reason to read */
-	DB_DIFF_PHASH = 4        /* perceptual hashes are made: read pictures that
+	DB_DIFF_PHASH = 4,       /* perceptual hashes are made: read pictures that
 				    never had one tried (FT_REHASH) */
+	DB_DIFF_COMPLETE = 8     /* read whole the unchanged files a quick scan
+				    read in part (FT_UPGRADE; DB_PENDING_SQL) */
 };
 
 /* Compare the walked and stat'ed files of ft (locate_stat) with the
@@ -332,9 +341,10 @@ struct db_stats_fs {
  * UTF-8). */
 struct db_stats_out {
 	/* phash_pending: pictures without a perceptual hash, never tried
-	 * (db_phash_pending) */
+	 * (db_phash_pending); content_pending, pending_bytes: files a quick
+	 * scan read in part (db_content_pending) */
 	void (*totals)(void *ctx, int64_t files, int64_t bytes, int64_t errors, int64_t deleted,
-		       int64_t phash_pending);
+		       int64_t phash_pending, int64_t content_pending, int64_t pending_bytes);
 	void (*section)(void *ctx, const char *key, const char *title);
 	void (*group)(void *ctx, const char *label, size_t len, int64_t files, int64_t bytes);
 	void (*fs)(void *ctx, const struct db_stats_fs *f);
@@ -349,6 +359,11 @@ struct db_stats_out {
  * was faster than hashing leaves some, px_opts.phash_defer; a --no-phash
  * scan leaves all).  Returns SL_OK or SL_E_DB. */
 int db_phash_pending(struct db *db, uint64_t *count, struct sl_err *err);
+
+/* How many live records a quick scan made from part of their file (no
+ * content hash yet, DB_PENDING_SQL), and their bytes: the next scan
+ * without --quick reads them whole.  Returns SL_OK or SL_E_DB. */
+int db_content_pending(struct db *db, uint64_t *count, uint64_t *bytes, struct sl_err *err);
 
 /* What the index holds (counts and sizes by format, camera, year, rating,
  * keyword; errors, deleted; the file systems) and the last nscans scans

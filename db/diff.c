@@ -56,6 +56,7 @@ struct rec {
 	int has_error;
 	int tomb;         /* marked deleted by a scan that could not see everything */
 	int needs_hash;   /* a picture without a perceptual hash, never tried */
+	int pending;      /* read in part by a quick scan (DB_PENDING_SQL) */
 	int stale;        /* made by an older extractor than this one (X_META_STALE_SQL) */
 	int taken;
 };
@@ -211,6 +212,7 @@ static int load_query(struct db *db, const char *sql, char *const *roots, size_t
 			rec->needs_hash = sqlite3_column_int(st, 10);
 			rec->stale = sqlite3_column_int(st, 11);
 			rec->btime_ns = sqlite3_column_int64(st, 12);
+			rec->pending = sqlite3_column_int(st, 13);
 		}
 		if (rc == SL_OK && step != SQLITE_DONE)
 			rc = DB_FAIL(db->h, err, "read the index for the diff");
@@ -232,13 +234,13 @@ static int load(struct db *db, char *const *roots, size_t nroots, struct db_diff
 	static const char live[] =
 		"SELECT id, path, fs_id, dev, ino, size, mtime_ns, error IS NOT NULL,"
 		" coalesce(ctime_ns, 0), 0, " DB_NEEDS_HASH_SQL ", " X_META_STALE_SQL ","
-		" coalesce(btime_ns, 0) FROM files"
+		" coalesce(btime_ns, 0), " DB_PENDING_SQL " FROM files"
 		" WHERE deleted_at IS NULL AND path >= ?1 AND path < ?3"
 		" AND (path = ?1 OR path >= ?2) AND ?4 = ?4";
 	static const char provisional[] =
 		"SELECT id, path, fs_id, dev, ino, size, mtime_ns, error IS NOT NULL,"
 		" coalesce(ctime_ns, 0), 1, " DB_NEEDS_HASH_SQL ", " X_META_STALE_SQL ","
-		" coalesce(btime_ns, 0) FROM files"
+		" coalesce(btime_ns, 0), " DB_PENDING_SQL " FROM files"
 		" WHERE " DB_PROVISIONAL_SQL " AND deleted_scan <> ?4"
 		" AND path >= ?1 AND path < ?3 AND (path = ?1 OR path >= ?2)";
 	size_t cap = 0;
@@ -378,6 +380,11 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 			d->upgraded++;
 			continue;
 		}
+		if ((flags & DB_DIFF_COMPLETE) && r->pending && !(flags & DB_DIFF_FULL)) {
+			f->flags |= FT_UPGRADE;
+			d->completed++;
+			continue;
+		}
 		if ((flags & DB_DIFF_PHASH) && r->needs_hash) {
 			f->flags |= FT_REHASH;
 			d->rehash++;
@@ -422,6 +429,9 @@ int db_diff(struct db *db, struct ftab *ft, char *const *roots, size_t nroots, i
 		} else if (recs[k].stale && !(flags & DB_DIFF_FULL)) {
 			f->flags |= FT_UPGRADE;
 			d->upgraded++;
+		} else if ((flags & DB_DIFF_COMPLETE) && recs[k].pending && !(flags & DB_DIFF_FULL)) {
+			f->flags |= FT_UPGRADE;
+			d->completed++;
 		} else if ((flags & DB_DIFF_PHASH) && recs[k].needs_hash) {
 			f->flags |= FT_REHASH;
 			d->rehash++;

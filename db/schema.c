@@ -211,6 +211,14 @@ static const char *const migrations[] = {
 	"  pieces INTEGER NOT NULL,"
 	"  path BLOB,"
 	"  PRIMARY KEY(bench_id, pos));",
+	/* 14 -> 15: scan --quick (docs/design.md, "Quick scans").  A record
+	 * read in part has a partial hash and no content hash yet: quick_hash
+	 * is XXH3-128 over the size and the first and last QUICK_HASH_SPAN
+	 * bytes (extract.h, x_quick_hash), made for every file read since,
+	 * in part or whole, so that files of one size can be told apart
+	 * before any is read whole.  scans.quick: the scan read in part. */
+	"ALTER TABLE files ADD COLUMN quick_hash TEXT;"
+	"ALTER TABLE scans ADD COLUMN quick INTEGER;",
 };
 
 _Static_assert(sizeof(migrations) / sizeof(migrations[0]) == DB_SCHEMA_VERSION,

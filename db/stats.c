@@ -46,16 +46,40 @@ static int totals(struct db *db, const struct db_stats_out *o, struct sl_err *er
 			       " coalesce(sum(size) FILTER (WHERE deleted_at IS NULL), 0),"
 			       " count(*) FILTER (WHERE deleted_at IS NULL AND error IS NOT NULL),"
 			       " count(*) FILTER (WHERE deleted_at IS NOT NULL),"
-			       " count(*) FILTER (WHERE deleted_at IS NULL AND " DB_NEEDS_HASH_SQL ")"
+			       " count(*) FILTER (WHERE deleted_at IS NULL AND " DB_NEEDS_HASH_SQL "),"
+			       " count(*) FILTER (WHERE deleted_at IS NULL AND " DB_PENDING_SQL "),"
+			       " coalesce(sum(size) FILTER (WHERE deleted_at IS NULL AND "
+			       DB_PENDING_SQL "), 0)"
 			       " FROM files",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare stats");
 	if (sqlite3_step(st) == SQLITE_ROW)
 		o->totals(o->ctx, sqlite3_column_int64(st, 0), sqlite3_column_int64(st, 1),
 			  sqlite3_column_int64(st, 2), sqlite3_column_int64(st, 3),
-			  sqlite3_column_int64(st, 4));
+			  sqlite3_column_int64(st, 4), sqlite3_column_int64(st, 5),
+			  sqlite3_column_int64(st, 6));
 	else
 		rc = DB_FAIL(db->h, err, "stats");
+	sqlite3_finalize(st);
+	return rc;
+}
+
+int db_content_pending(struct db *db, uint64_t *count, uint64_t *bytes, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	int rc = SL_OK;
+
+	*count = *bytes = 0;
+	if (sqlite3_prepare_v2(db->h,
+			       "SELECT count(*), coalesce(sum(size), 0) FROM files WHERE"
+			       " deleted_at IS NULL AND " DB_PENDING_SQL, -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "count files read in part");
+	if (sqlite3_step(st) == SQLITE_ROW) {
+		*count = (uint64_t)sqlite3_column_int64(st, 0);
+		*bytes = (uint64_t)sqlite3_column_int64(st, 1);
+	} else {
+		rc = DB_FAIL(db->h, err, "count files read in part");
+	}
 	sqlite3_finalize(st);
 	return rc;
 }

@@ -18,10 +18,10 @@ static const char put_sql[] =
 	" warnings, first_scan, last_scan, indexed_at, deleted_at, phash, fs_id, ctime_ns,"
 	" phash_src, tz_offset, subsec, meta_version, duration, content_id, rating, label,"
 	" keywords, hierarchical_keywords, title, description, creator, copyright,"
-	" embedded_video, btime_ns)"
+	" embedded_video, btime_ns, quick_hash)"
 	" VALUES(?1,?2,?3,?4,?5,?6,?7,?8,?9,?10,?11,?12,?13,?14,?15,?16,?17,?18,?19,?20,?21,?22,"
 	" ?23,?24,?25,?26,?26,strftime('%Y-%m-%dT%H:%M:%SZ','now'),NULL,?27,?28,?29,?30,?31,?32,"
-	" ?33,?34,?35,?36,?37,?38,?39,?40,?41,?42,?43,?44,?45)"
+	" ?33,?34,?35,?36,?37,?38,?39,?40,?41,?42,?43,?44,?45,?46)"
 	/* the path is unique among live records (files_path): a record marked
 	 * deleted at the same path is history, and a new file there is a new
 	 * record */
@@ -42,6 +42,7 @@ static const char put_sql[] =
 	" keywords=excluded.keywords, hierarchical_keywords=excluded.hierarchical_keywords,"
 	" title=excluded.title, description=excluded.description, creator=excluded.creator,"
 	" copyright=excluded.copyright, embedded_video=excluded.embedded_video,"
+	" quick_hash=excluded.quick_hash,"
 	/* a reread of the same file whose birth time this run could not
 	 * learn keeps the one it had */
 	" btime_ns=CASE WHEN excluded.btime_ns IS NULL AND excluded.ino IS ino"
@@ -145,6 +146,7 @@ static int bind_record(const struct db *db, sqlite3_stmt *st, const struct px_re
 			sqlite3_bind_double(st, 18, m->focal_length);
 		bad |= bind_text(st, 19, m->lens_model);
 		bad |= bind_text(st, 20, r->hash);
+		bad |= bind_text(st, 46, r->quick_hash);
 		bad |= bind_text(st, 25, m->warnings);
 		if (r->have_phash)
 			sqlite3_bind_int64(st, 27, (sqlite3_int64)r->phash);

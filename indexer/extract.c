@@ -106,6 +106,7 @@ struct x_stream {
 	struct qt_catch *qt;
 	struct x3f_catch *x3f;
 	struct eip_catch *zip;
+	uint64_t pos; /* X3F, ZIP: the end of what was fed */
 };
 
 int x_stream_new(const struct x_meta *m, uint64_t file_size, struct x_stream **out)
@@ -139,9 +140,29 @@ int x_stream_new(const struct x_meta *m, uint64_t file_size, struct x_stream **o
 
 int x_stream_feed(struct x_stream *s, const uint8_t *p, size_t n)
 {
+	s->pos += n;
 	if (s->qt)
 		return qt_catch_feed(s->qt, p, n);
 	return s->x3f ? x3f_catch_feed(s->x3f, p, n) : eip_catch_feed(s->zip, p, n);
+}
+
+/* Only a movie's catch knows what it can do without (qt.h); X3F's and
+ * ZIP's want every byte from the first. */
+uint64_t x_stream_next(const struct x_stream *s)
+{
+	return s->qt ? qt_catch_next(s->qt) : s->pos;
+}
+
+int x_stream_feed_at(struct x_stream *s, uint64_t off, const uint8_t *p, size_t n)
+{
+	if (s->qt)
+		return qt_catch_feed_at(s->qt, off, p, n);
+	if (off > s->pos)
+		return 0;
+	if (s->pos - off >= n)
+		return 1;
+	p += s->pos - off, n -= (size_t)(s->pos - off);
+	return x_stream_feed(s, p, n);
 }
 
 int x_stream_end(struct x_stream *s, struct x_meta *m)
@@ -208,6 +229,97 @@ static void to_hex(XXH128_hash_t v, char out[33])
 void x_hash_hex(struct x_hash *h, char out[33])
 {
 	to_hex(XXH3_128bits_digest(h->st), out);
+}
+
+uint64_t x_quick_tail(uint64_t size)
+{
+	if (size <= X_QUICK_SPAN)
+		return size;
+	return size - X_QUICK_SPAN > X_QUICK_SPAN ? size - X_QUICK_SPAN : X_QUICK_SPAN;
+}
+
+struct x_quick {
+	struct x_hash *h;
+	uint64_t size, tail;
+	uint64_t fed; /* bytes of the file [0, fed) seen */
+	uint64_t got; /* of them, in the two ends */
+};
+
+struct x_quick *x_quick_new(uint64_t size)
+{
+	struct x_quick *q = calloc(1, sizeof(*q));
+	uint8_t le[8];
+	int i;
+
+	if (!q || x_hash_new(&q->h) != SL_OK) {
+		free(q);
+		return NULL;
+	}
+	q->size = size;
+	q->tail = x_quick_tail(size);
+	for (i = 0; i < 8; i++)
+		le[i] = (uint8_t)(size >> (8 * i));
+	x_hash_update(q->h, le, sizeof(le));
+	return q;
+}
+
+/* [lo, hi) of the file, fed in order: what of it lies in [a, b) */
+static void quick_part(struct x_quick *q, uint64_t lo, const uint8_t *p, uint64_t hi,
+		       uint64_t a, uint64_t b)
+{
+	uint64_t s = lo > a ? lo : a, e = hi < b ? hi : b;
+	if (s < e) {
+		x_hash_update(q->h, p + (s - lo), (size_t)(e - s));
+		q->got += e - s;
+	}
+}
+
+void x_quick_feed(struct x_quick *q, uint64_t off, const void *p, size_t n)
+{
+	const uint8_t *b = p;
+	uint64_t end = off + n;
+
+	uint64_t head = q->size < X_QUICK_SPAN ? q->size : X_QUICK_SPAN;
+
+	/* a gap between the ends is skipped; one in an end leaves it short */
+	if (off > q->fed && q->fed >= head && off <= q->tail)
+		q->fed = off;
+	if (off > q->fed || end <= q->fed)
+		return;
+	b += q->fed - off;
+	off = q->fed;
+	quick_part(q, off, b, end, 0, head);
+	quick_part(q, off, b, end, q->tail, q->size);
+	q->fed = end;
+}
+
+void x_quick_hex(struct x_quick *q, char out[33])
+{
+	uint64_t want = (q->size < X_QUICK_SPAN ? q->size : X_QUICK_SPAN) + (q->size - q->tail);
+	if (q->got == want)
+		x_hash_hex(q->h, out);
+	else
+		out[0] = '\0';
+}
+
+void x_quick_once(const void *p, uint64_t size, char out[33])
+{
+	struct x_quick *q = x_quick_new(size);
+
+	out[0] = '\0';
+	if (!q)
+		return;
+	x_quick_feed(q, 0, p, (size_t)size);
+	x_quick_hex(q, out);
+	x_quick_free(q);
+}
+
+void x_quick_free(struct x_quick *q)
+{
+	if (!q)
+		return;
+	x_hash_free(q->h);
+	free(q);
 }
 
 void x_hash_free(struct x_hash *h)

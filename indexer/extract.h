@@ -80,6 +80,14 @@ int x_stream_new(const struct x_meta *m, uint64_t file_size, struct x_stream **o
 int x_stream_feed(struct x_stream *s, const uint8_t *p, size_t n);
 int x_stream_end(struct x_stream *s, struct x_meta *m);
 void x_stream_free(struct x_stream *s);
+/* For a reader that reads only what the catch wants (scan --quick): the
+ * offset of the next byte wanted (bytes before it need not be read;
+ * UINT64_MAX: nothing more), and a feed of n bytes at off, which may skip
+ * up to that offset (x_stream_feed is x_stream_feed_at without gaps).  A
+ * movie's catch skips its media data and sample tables (qt.h); X3F's and
+ * ZIP's want every byte. */
+uint64_t x_stream_next(const struct x_stream *s);
+int x_stream_feed_at(struct x_stream *s, uint64_t off, const uint8_t *p, size_t n);
 
 /* Fill *m from the first n bytes of a file of file_size bytes (n may be
  * smaller for streamed files).  Returns SL_OK, or SL_E_CORRUPT when the file
@@ -96,6 +104,27 @@ void x_hash_update(struct x_hash *h, const void *p, size_t n);
 void x_hash_hex(struct x_hash *h, char out[33]);
 void x_hash_free(struct x_hash *h);
 void x_hash_once(const void *p, size_t n, char out[33]);
+
+/* The partial hash (files.quick_hash): XXH3-128, as x_hash_hex writes it,
+ * of the file's size as 8 bytes little-endian, its first X_QUICK_SPAN bytes
+ * (all of a smaller file), and its bytes from x_quick_tail(size) to the
+ * end (the last X_QUICK_SPAN, none of them twice):
+ *   (size as 8 bytes; head -c 65536 F; tail -c +$((x_quick_tail + 1)) F) | xxh128sum
+ * It tells files of one size apart before either is read whole: a quick
+ * scan reads only these ends and the metadata, and every read makes it.
+ * Fed as a file is read, in order of offset (x_quick_feed takes any
+ * range, keeps what lies in the two ends, and ignores bytes fed before);
+ * x_quick_hex gives it once every byte of both ends came, else "".
+ * x_quick_new returns NULL when out of memory. */
+#define X_QUICK_SPAN ((uint64_t)64 << 10)
+uint64_t x_quick_tail(uint64_t size);
+struct x_quick;
+struct x_quick *x_quick_new(uint64_t size);
+void x_quick_feed(struct x_quick *q, uint64_t off, const void *p, size_t n);
+void x_quick_hex(struct x_quick *q, char out[33]);
+void x_quick_free(struct x_quick *q);
+/* The partial hash of a file held whole; "" when out of memory. */
+void x_quick_once(const void *p, uint64_t size, char out[33]);
 
 /* Whether files of this format get a perceptual hash (X_PHASH_FORMATS_SQL
  * is the same list for SQL): JPEGs, and RAW files through their embedded

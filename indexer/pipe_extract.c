@@ -48,6 +48,7 @@ static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
 		r->meta = job->meta; /* with its desc: the record's now */
 		job->meta.desc = NULL;
 		memcpy(r->hash, tail->hex, sizeof(r->hash));
+		memcpy(r->quick_hash, tail->qhex, sizeof(r->quick_hash));
 		r->have_phash = job->have_phash;
 		r->phash = job->phash;
 		r->phash_src = job->phash_src;
@@ -65,7 +66,8 @@ static void phash(struct job *job, const struct item *it)
 {
 	struct sl_err e;
 	const char *src = NULL;
-	int rc = x_phash(it->buf, it->len, !job->streamed, &job->meta, &job->phash, &src, &e);
+	int rc = x_phash(it->buf, it->len, !job->streamed && !job->quick, &job->meta, &job->phash,
+			 &src, &e);
 
 	if (rc == SL_OK) {
 		job->have_phash = 1;
@@ -74,7 +76,7 @@ static void phash(struct job *job, const struct item *it)
 		/* an error, not a warning: the next scan reads the file again */
 		job->meta_rc = rc;
 		snprintf(job->meta_err, sizeof(job->meta_err), "%s", e.msg);
-	} else if (!job->streamed || job->meta.pics.preview_len) {
+	} else if (!(job->streamed || job->quick) || job->meta.pics.preview_len) {
 		x_warn(&job->meta, "%s", e.msg);
 	}
 }
@@ -142,10 +144,19 @@ static void process(struct pipe *P, struct item *it)
 			job->follow = NULL;
 		}
 	}
+	/* a quick job's catch, fed by its reader */
+	if (it->tail && it->tail->follow && !P->o->read_only && job->meta_rc == SL_OK &&
+	    !it->tail->err_code && !it->tail->cancelled) {
+		if (x_stream_end(it->tail->follow, &job->meta) != SL_OK)
+			stream_nomem(job);
+		it->tail->follow = NULL;
+	}
 	budget_release(&P->budget, it->buf, it->charge);
 	if (it->tail) {
 		x_stream_free(job->follow); /* a read that failed or was cancelled */
 		job->follow = NULL;
+		x_stream_free(it->tail->follow);
+		it->tail->follow = NULL;
 		finish_job(P, job, it->tail);
 		free(job);
 		free(it->tail);

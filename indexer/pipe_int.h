@@ -38,6 +38,9 @@ struct job {
 	char meta_err[384];
 	int have_phash;
 	int phash_deferred;     /* left for the next scan (px_opts.phash_defer) */
+	int quick;              /* read in part (px_opts.quick): one item, its
+				   head (as a streamed file's first chunk); the
+				   catch comes with its tail */
 	int from_disk;          /* not all in the page cache when opened */
 	uint64_t phash;
 	const char *phash_src;
@@ -50,7 +53,9 @@ struct tail {
 	char error[384];
 	char warn[160];
 	int cancelled;
-	char hex[33]; /* the content hash, made by the reader */
+	char hex[33]; /* the content hash, made by the reader; "" read in part */
+	char qhex[33]; /* the partial hash (x_quick_hex) */
+	struct x_stream *follow; /* a quick job's catch, fed by its reader */
 };
 
 struct item {

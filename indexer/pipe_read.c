@@ -153,6 +153,154 @@ void pipe_check_after(struct rd_file *rf, const struct rd_info *info, struct tai
 #define CACHE_JUDGED_MIN ((size_t)64 << 10)
 #define CACHE_SPEED 1e9
 
+/* The catch a quick read follows: what the head's format reads past it
+ * (x_stream_new), fed the head.  NULL when it needs nothing more, or the
+ * head does not parse (the extractor says why). */
+static struct x_stream *catch_of(const uint8_t *head, size_t n, uint64_t size, int *more,
+				 int *nomem)
+{
+	struct x_meta m;
+	struct x_stream *s = NULL;
+	struct sl_err e;
+
+	memset(&m, 0, sizeof(m));
+	if (x_extract(head, n, size, &m, &e) == SL_OK && x_stream_new(&m, size, &s) != SL_OK)
+		*nomem = 1;
+	x_meta_release(&m);
+	/* a catch that has all it wants from the head still goes on to the
+	 * extractor, which takes what it caught */
+	*more = s && x_stream_feed(s, head, n);
+	return s;
+}
+
+/* A file read in part (px_opts.quick): its head, then what the catch
+ * asks for past it, in order of offset (a movie's moov behind its media
+ * data), then its last X_QUICK_SPAN bytes for the partial hash.  One
+ * item goes to the extractors: the head, with the catch in its tail. */
+static void read_quick(struct pipe *P, struct rgroup *g, struct opened *o, struct yd *y)
+{
+	uint32_t file = o->file;
+	struct rd_file *rf = o->rf;
+	struct rd_info info = o->info;
+	uint64_t size = info.size, at, reached;
+	size_t hlen = (size_t)(size < P->chunk ? size : P->chunk), got = 0, charge, ccharge = 0;
+	struct tail *tail = NULL;
+	struct item *spare = NULL;
+	struct job *job = pipe_job_new(P, o, &tail, &spare);
+	struct x_quick *qa = x_quick_new(size);
+	struct x_stream *s = NULL;
+	uint8_t *buf = NULL, *cbuf = NULL;
+	struct sl_err e;
+	double t_start = sys_now() - P->t0, t_rd;
+	int rc, nomem = 0, more;
+
+	if (!job || !qa)
+		goto oom;
+	job->quick = 1;
+	job->streamed = 0; /* one item: nothing to keep in order */
+	buf = budget_alloc(&P->budget, hlen, &charge, &P->xq, rd_cached(rf) <= 0);
+	if (!buf)
+		goto oom;
+	t_rd = sys_now();
+	rc = pipe_rd(P, g, file, rf, buf, hlen, 0, &got, &e);
+	if (rd_cached(rf) < 0)
+		job->from_disk = got < CACHE_JUDGED_MIN ||
+				 (double)got / (sys_now() - t_rd + 1e-9) < CACHE_SPEED;
+	x_quick_feed(qa, 0, buf, got);
+	reached = got;
+	more = 0;
+	if (rc == SL_OK && got == hlen)
+		s = catch_of(buf, got, size, &more, &nomem);
+	if (nomem)
+		goto oom;
+	/* what the catch asks for, then the tail; a chunk's buffer reused */
+	while (rc == SL_OK && got == hlen && !pipe_stopping(P)) {
+		size_t want, cgot = 0;
+
+		at = more ? x_stream_next(s) : UINT64_MAX;
+		/* what the catch wants in the last X_QUICK_SPAN: read from
+		 * where that begins, for the partial hash (the catch skips
+		 * what it does not want) */
+		if (at < size && at > x_quick_tail(size))
+			at = x_quick_tail(size) > reached ? x_quick_tail(size) : reached;
+		if (at >= size) {
+			more = 0;
+			at = x_quick_tail(size);
+			if (at < reached)
+				at = reached; /* read already, in part or whole */
+			if (at >= size)
+				break;
+		}
+		want = (size_t)(size - at < P->chunk ? size - at : P->chunk);
+		if (!more)
+			want = (size_t)(size - at);
+		if (!cbuf && !(cbuf = budget_alloc(&P->budget, P->chunk, &ccharge, &P->xq, 1)))
+			goto oom;
+		if (y)
+			yd_wait(y, pipe_stop_cb, P);
+		rc = pipe_rd(P, g, file, rf, cbuf, want, at, &cgot, &e);
+		x_quick_feed(qa, at, cbuf, cgot);
+		if (at + cgot > reached)
+			reached = at + cgot;
+		if (rc == SL_OK && cgot < want) {
+			snprintf(tail->warn, sizeof(tail->warn),
+				 "shrank while being read (%llu of %llu bytes)",
+				 (unsigned long long)(at + cgot), (unsigned long long)size);
+			break;
+		}
+		if (!more)
+			break;
+		more = x_stream_feed_at(s, at, cbuf, cgot);
+	}
+	if (cbuf)
+		budget_release(&P->budget, cbuf, ccharge);
+	if (rc != SL_OK) {
+		tail->err_code = rc;
+		snprintf(tail->error, sizeof(tail->error), "%s", e.msg);
+	} else if (got < hlen) {
+		snprintf(tail->warn, sizeof(tail->warn), "shrank while being read (%zu of %llu bytes)",
+			 got, (unsigned long long)size);
+	} else if (pipe_stopping(P)) {
+		tail->cancelled = 1;
+	} else if (!tail->warn[0]) {
+		pipe_check_after(rf, &info, tail);
+	}
+	if (!tail->err_code && !tail->warn[0])
+		x_quick_hex(qa, tail->qhex);
+	tail->follow = s;
+	s = NULL;
+	job->got = size;
+	if (pipe_push(P, job, buf, got, charge, 0, tail) != 0) {
+		budget_release(&P->budget, buf, charge);
+		buf = NULL;
+		tail->follow = NULL;
+		goto oom;
+	}
+	atomic_fetch_add(&g->files, 1);
+	if (P->o->on_read)
+		P->o->on_read(P->o->on_read_ctx, o->pos, t_start, sys_now() - P->t0, got);
+	free(spare);
+	x_quick_free(qa);
+	rd_close(rf, P->o->keep_cache);
+	return;
+oom:
+	if (buf)
+		budget_release(&P->budget, buf, charge);
+	x_stream_free(s);
+	if (job) {
+		x_stream_free(tail->follow);
+		free(job->path);
+		free(job);
+	} else {
+		free(o->path);
+	}
+	free(tail);
+	free(spare);
+	x_quick_free(qa);
+	rd_close(rf, P->o->keep_cache);
+	pipe_nomem(P);
+}
+
 void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct yd *y)
 {
 	uint32_t file = o->file;
@@ -162,6 +310,7 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 	struct tail *tail = NULL;
 	struct item *spare = NULL; /* ends the job if memory runs out mid-file */
 	struct x_hash *hs = NULL;  /* a streamed file's content hash so far */
+	struct x_quick *qa = NULL; /* the partial hash, for every file read */
 	struct sl_err e;
 	char *path = o->path;
 	uint64_t off = 0, size;
@@ -191,11 +340,17 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 	 * serves it never waits. */
 	if (rd_cached(rf) > 0)
 		queue_wait_below(&P->xq, P->warm_ahead);
+	if (P->o->quick && !P->o->read_only && info.size > P->whole_max) {
+		read_quick(P, g, o, y);
+		return;
+	}
 	job = pipe_job_new(P, o, &tail, &spare);
 	if (!job)
 		goto oom;
 	path = NULL;
 	size = info.size;
+	if (!P->o->read_only && !(qa = x_quick_new(size)))
+		goto oom;
 	if (job->streamed) {
 		rd_advise_sequential(rf);
 		if (!P->o->read_only && x_hash_new(&hs) != SL_OK)
@@ -255,6 +410,11 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 		/* The reader hashes what it has just copied, while it is in its
 		 * own cache; on another core the extractor would fetch every
 		 * line again (the hash was half of its time in a warm scan). */
+		if (qa) {
+			x_quick_feed(qa, off - got, buf, got);
+			if (last && !tail->err_code && !hs_dropped && off == size)
+				x_quick_hex(qa, tail->qhex);
+		}
 		if (!P->o->read_only) {
 			if (hs) {
 				x_hash_update(hs, buf, got);
@@ -277,6 +437,7 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 		P->o->on_read(P->o->on_read_ctx, o->pos, t_start, sys_now() - P->t0, off);
 	free(spare);
 	x_hash_free(hs);
+	x_quick_free(qa);
 	rd_close(rf, P->o->keep_cache);
 	return;
 oom:
@@ -297,6 +458,7 @@ oom:
 	}
 	free(path);
 	x_hash_free(hs);
+	x_quick_free(qa);
 	rd_close(rf, P->o->keep_cache);
 	pipe_nomem(P);
 }

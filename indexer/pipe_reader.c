@@ -103,7 +103,9 @@ void *pipe_reader_main(void *arg)
 
 	pipe_reader_slot(P, g);
 
-	if (g->sequential && g->g->ops && P->pl->whole_max == P->whole_max &&
+	/* a quick scan reads the ends of its large files, not their
+	 * extents: the schedule would read them whole */
+	if (g->sequential && g->g->ops && !P->o->quick && P->pl->whole_max == P->whole_max &&
 	    P->pl->head == P->chunk) {
 		pipe_sweep(P, g, y);
 	} else if (g->sequential) {

@@ -55,6 +55,7 @@ struct sf {
 	struct tail *tail;
 	struct item *spare;
 	struct x_hash *hs;
+	struct x_quick *qa;  /* streamed: its partial hash */
 	uint64_t hashed;     /* streamed: queued so far, in logical order */
 	int seq;
 	struct kept *kept;
@@ -147,6 +148,7 @@ static void cancel(struct sweep *s, struct sf *f)
 	}
 	free(f->o.path);
 	x_hash_free(f->hs);
+	x_quick_free(f->qa);
 	rd_close(f->o.rf, s->P->o->keep_cache);
 	forget(s, f);
 }
@@ -162,6 +164,7 @@ static void done(struct sweep *s, struct sf *f)
 			      f->streamed ? f->hashed : f->filled);
 	free(f->spare);
 	x_hash_free(f->hs);
+	x_quick_free(f->qa);
 	rd_close(f->o.rf, P->o->keep_cache);
 	forget(s, f);
 }
@@ -202,12 +205,16 @@ static int queue_next(struct sweep *s, struct sf *f, uint8_t *buf, size_t len, s
 
 	if (f->hs)
 		x_hash_update(f->hs, buf, len);
+	if (f->qa)
+		x_quick_feed(f->qa, f->hashed, buf, len);
 	f->hashed += len;
 	if (last) {
 		f->job->got = f->hashed;
 		pipe_check_after(f->o.rf, &f->o.info, f->tail);
 		if (f->hs)
 			x_hash_hex(f->hs, f->tail->hex);
+		if (f->qa && f->hashed == f->size)
+			x_quick_hex(f->qa, f->tail->qhex);
 	}
 	if (pipe_push(P, f->job, buf, len, charge, f->seq, last ? f->tail : NULL) != 0) {
 		budget_release(&P->budget, buf, charge);
@@ -277,7 +284,8 @@ static int start(struct sweep *s, struct sf *f, const struct sched_op *op)
 	go_random(f);
 	if (f->streamed) {
 		f->job = pipe_job_new(P, &f->o, &f->tail, &f->spare);
-		if (!f->job || (!P->o->read_only && x_hash_new(&f->hs) != SL_OK))
+		if (!f->job || (!P->o->read_only && (x_hash_new(&f->hs) != SL_OK ||
+						      !(f->qa = x_quick_new(f->size)))))
 			return -1;
 		f->head = P->chunk < f->size ? P->chunk : f->size;
 		f->buf = budget_alloc(&P->budget, f->head, &f->charge, &P->xq, 1);
@@ -311,8 +319,10 @@ static int whole_piece(struct sweep *s, struct sf *f, const struct sched_op *op)
 		return -1;
 	f->job->got = f->size;
 	pipe_check_after(f->o.rf, &f->o.info, f->tail);
-	if (!P->o->read_only)
+	if (!P->o->read_only) {
 		x_hash_once(f->buf, f->size, f->tail->hex);
+		x_quick_once(f->buf, f->size, f->tail->qhex);
+	}
 	if (pipe_push(P, f->job, f->buf, f->size, f->charge, 0, f->tail) != 0)
 		return -1; /* the buffer is still f's: cancel() gives it back */
 	f->buf = NULL;

@@ -54,6 +54,7 @@ typedef void (*px_piece_fn)(void *ctx, uint64_t phys, uint64_t len, double t);
  * every night. */
 #define PX_HOLES_MAX ((uint64_t)16 << 30)
 
+
 struct px_opts {
 	int jobs;            /* extractor threads; 0 = one per CPU */
 	int ssd_readers;     /* readers per group without seek penalty; 0 = 4 */
@@ -69,6 +70,13 @@ struct px_opts {
 	 * perceptual hashes". */
 	int phash_defer;
 	int read_only;       /* read and discard: no hash, no extraction (bench) */
+	/* scan --quick (docs/design.md, "Quick scans"): a file that would
+	 * be streamed (larger than a quarter of the budget) is read only
+	 * where a streamed read takes its metadata from: its first chunk,
+	 * what its catch asks for past it (a movie's moov, x_stream_next),
+	 * and its last X_QUICK_SPAN bytes for the partial hash.  Its record
+	 * is a streamed read's, but for the content hash: pending. */
+	int quick;
 	int background;      /* every thread at idle I/O and CPU priority; readers
 				wait while others use their disk (yield.h) */
 	px_read_fn on_read;  /* may be NULL */

@@ -26,7 +26,8 @@ struct px_record {
 	uint16_t devi;       /* its ftab device index */
 	int is_dir;          /* an unlistable directory, not a file */
 	int read;            /* content was read: hash and meta are valid */
-	char hash[33];
+	char hash[33];       /* "" when read in part (scan --quick): pending */
+	char quick_hash[33]; /* x_quick_hash; "" when not made */
 	int have_phash;      /* phash is the picture's perceptual hash */
 	uint64_t phash;
 	const char *phash_src; /* the picture it came from (jpg_phash), static */

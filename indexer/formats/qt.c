@@ -767,12 +767,47 @@ int qt_catch_feed(struct qt_catch *c, const uint8_t *p, size_t n)
 	return !c->done;
 }
 
+uint64_t qt_catch_next(const struct qt_catch *c)
+{
+	if (c->done)
+		return UINT64_MAX;
+	return c->mode == C_SKIP ? c->until : c->pos;
+}
+
+int qt_catch_feed_at(struct qt_catch *c, uint64_t off, const uint8_t *p, size_t n)
+{
+	if (c->done)
+		return 0;
+	if (off < c->pos) { /* what was fed already */
+		uint64_t seen = c->pos - off;
+		if (seen >= n)
+			return 1;
+		p += seen, n -= (size_t)seen, off = c->pos;
+	}
+	if (off > c->pos) {
+		/* a gap the catch did not want is skipped as if fed; one it
+		 * wanted would leave it a box it cannot follow */
+		if (off > qt_catch_next(c))
+			return 0;
+		c->pos = off;
+		if (c->pos == c->until)
+			c->mode = C_HEADER;
+	}
+	return qt_catch_feed(c, p, n);
+}
+
 int qt_catch_end(struct qt_catch *c, struct x_meta *m)
 {
 	int rc;
 
 	if (!c)
 		return SL_OK;
+	/* a reader that skips (qt_catch_feed_at) stops where the last skip
+	 * would take it to the end: the boxes that end there end */
+	if (c->mode == C_SKIP && c->until >= c->size && c->pos < c->until) {
+		c->pos = c->until;
+		close_ended(c);
+	}
 	if (c->found) {
 		int cut = c->depth > 0 || c->cut;
 		c->pos = UINT64_MAX; /* close what is still open, as far as it came */

@@ -64,6 +64,15 @@ struct qt_catch;
 struct qt_catch *qt_catch_new(uint64_t file_size);
 int qt_catch_feed(struct qt_catch *c, const uint8_t *p, size_t n);
 int qt_catch_end(struct qt_catch *c, struct x_meta *m);
+/* For a reader that reads only what the catch wants (scan --quick): the
+ * offset of the next byte it wants, the end of the box it is skipping
+ * (media data, sample tables) or where it is; UINT64_MAX once it wants
+ * nothing more.  qt_catch_feed_at feeds n bytes at off: bytes before the
+ * ones fed already are dropped; a gap up to qt_catch_next is skipped as if
+ * fed, past it the catch ends (returns 0: the reader did not follow it).
+ * Skipping changes no field: the fuzz target qt compares both ways. */
+uint64_t qt_catch_next(const struct qt_catch *c);
+int qt_catch_feed_at(struct qt_catch *c, uint64_t off, const uint8_t *p, size_t n);
 void qt_catch_free(struct qt_catch *c);
 
 #endif

@@ -22,6 +22,20 @@
 #include "tests/jpegref.h"
 #endif
 
+#if defined(FUZZ_QT)
+static int same_movie(const struct x_meta *m, const struct x_meta *s)
+{
+	return m->have == s->have && m->width == s->width && m->height == s->height &&
+	       m->pics.moov_read == s->pics.moov_read &&
+	       memcmp(&m->duration, &s->duration, sizeof(m->duration)) == 0 &&
+	       memcmp(&m->gps_lat, &s->gps_lat, sizeof(double)) == 0 &&
+	       memcmp(&m->gps_lon, &s->gps_lon, sizeof(double)) == 0 &&
+	       strcmp(m->datetime_original, s->datetime_original) == 0 &&
+	       strcmp(m->tz_offset, s->tz_offset) == 0 && strcmp(m->make, s->make) == 0 &&
+	       strcmp(m->model, s->model) == 0 && strcmp(m->content_id, s->content_id) == 0;
+}
+#endif
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 /* Decoding a picture costs its pixels, and on this VM the page faults of a
@@ -110,18 +124,22 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	}
 #elif defined(FUZZ_QT)
 	{
-		/* A movie read whole and the same bytes streamed past in chunks
-		 * (their size from the last byte: 1 to 4099) give the same
-		 * fields: anything else is a bug in following boxes across
-		 * chunk boundaries, and aborts. */
-		struct x_meta s;
-		struct qt_catch *c = qt_catch_new(size);
+		/* A movie read whole, the same bytes streamed past in chunks
+		 * (their size from the last byte: 1 to 4099), and read as scan
+		 * --quick does (a chunk at each offset qt_catch_next names,
+		 * what it skips never fed) give the same fields: anything else
+		 * is a bug in following boxes across chunk boundaries or gaps,
+		 * and aborts. */
+		struct x_meta s, q;
+		struct qt_catch *c = qt_catch_new(size), *k = qt_catch_new(size);
 		size_t chunk = size ? (size_t)p[size - 1] * 37 % 4099 + 1 : 1, off = 0;
 
 		m.pics.whole = 1;
 		qt_parse(p, size, &m);
 		memset(&s, 0, sizeof(s));
-		if (c) {
+		memset(&q, 0, sizeof(q));
+		if (c && k) {
+			uint64_t at;
 			while (off < size) {
 				size_t n = size - off < chunk ? size - off : chunk;
 				int more = qt_catch_feed(c, p + off, n);
@@ -130,17 +148,21 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 					break;
 			}
 			qt_catch_end(c, &s);
-			if (m.have != s.have || m.width != s.width || m.height != s.height ||
-			    m.pics.moov_read != s.pics.moov_read ||
-			    memcmp(&m.duration, &s.duration, sizeof(m.duration)) != 0 ||
-			    memcmp(&m.gps_lat, &s.gps_lat, sizeof(double)) != 0 ||
-			    memcmp(&m.gps_lon, &s.gps_lon, sizeof(double)) != 0 ||
-			    strcmp(m.datetime_original, s.datetime_original) != 0 ||
-			    strcmp(m.tz_offset, s.tz_offset) != 0 || strcmp(m.make, s.make) != 0 ||
-			    strcmp(m.model, s.model) != 0 || strcmp(m.content_id, s.content_id) != 0)
+			c = NULL;
+			while ((at = qt_catch_next(k)) < size) {
+				size_t n = size - at < chunk ? (size_t)(size - at) : chunk;
+				if (!qt_catch_feed_at(k, at, p + at, n))
+					break;
+			}
+			qt_catch_end(k, &q);
+			k = NULL;
+			if (!same_movie(&m, &s) || !same_movie(&s, &q))
 				abort();
 			x_meta_release(&s);
+			x_meta_release(&q);
 		}
+		qt_catch_free(c);
+		qt_catch_free(k);
 	}
 #elif defined(FUZZ_X3F)
 	{

@@ -388,6 +388,20 @@ def chk_scan(ctx, ex, p, m):
     STATE["scanned"][db] = STATE["generation"]
 
 
+def chk_quick(ctx, ex, p, m):
+    """A quick scan: recorded as one; the photos here are all smaller than
+    the least a pipeline holds whole (16 MiB), so none is left pending."""
+    chk_scan(ctx, ex, p, m)
+    db = ctx.dbof(m)
+    last = sql(db, "SELECT quick FROM scans WHERE command = 'scan' ORDER BY id DESC LIMIT 1")
+    check(last == [(1,)], say(ex, "the scan is recorded as quick: %s" % last))
+    big = [f for f in tree() if os.path.getsize(f) > 16 << 20]
+    pending = sql(db, "SELECT count(*) FROM files WHERE deleted_at IS NULL AND error IS NULL"
+                      " AND content_hash IS NULL")[0][0]
+    check(pending == len(big) == 0,
+          say(ex, "no photo over 16 MiB, none pending: %d over, %d pending" % (len(big), pending)))
+
+
 def index_state(ctx):
     out = []
     for suffix in ("", "-wal"):
@@ -767,6 +781,7 @@ REGISTRY = [
     (S + r" scan( --db (?P<db>\S+))?( --order (?P<order>\S+))? /media/photos", 1,
      chk_scan, None),
     (S + r" scan --full /media/photos", 1, chk_scan, before_full),
+    (S + r" scan --quick /media/photos", 1, chk_quick, None),
     (S + r" plan /media/photos", 0, chk_plan_table, before_plan),
     (S + r" plan --json --order physical /media/photos", 0, chk_plan_json, before_plan),
     (S + r" export( --db (?P<db>\S+))? > (?P<out>\S+\.jsonl)", 0, chk_export_jsonl, None),
