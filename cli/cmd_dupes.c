@@ -130,6 +130,16 @@ int cmd_dupes(int argc, char **argv)
 	else if (!json)
 		fprintf(stderr, "seekless dupes: %" PRIu64 " %s\n", groups,
 			cli_plural(groups, "group", "groups"));
+	if (rc == SL_OK && bits < 0) {
+		/* a file read in part has no content hash yet, and is in no
+		 * group: said, as below */
+		uint64_t pending = 0, bytes = 0;
+		struct sl_err e2;
+		if (db_content_pending(db, &pending, &bytes, &e2) == SL_OK && pending)
+			fprintf(stderr, "seekless dupes: %" PRIu64 " files read in part by a quick scan "
+				"have no content hash yet and are left out (a scan without --quick "
+				"reads them whole)\n", pending);
+	}
 	if (rc == SL_OK && bits >= 0) {
 		/* a picture with no hash yet is in no near group: said, so that
 		 * an empty answer is not taken for "none" */

@@ -231,6 +231,13 @@ void x_hash_hex(struct x_hash *h, char out[33])
 	to_hex(XXH3_128bits_digest(h->st), out);
 }
 
+int x_quick_ok(const struct x_meta *m, const uint8_t *tail, size_t tn)
+{
+	if (strcmp(m->format, "jpeg") != 0 || !m->pics.head_done)
+		return 0;
+	return !tail || jpg_quick_ok(m, tail, tn);
+}
+
 uint64_t x_quick_tail(uint64_t size)
 {
 	if (size <= X_QUICK_SPAN)
@@ -368,6 +375,8 @@ int x_phash(const uint8_t *p, size_t n, int whole, const struct x_meta *m, uint6
 	}
 	if (is_jpeg_format(m->format) && whole)
 		return jpg_phash(p, n, m, o, out, src, err);
+	if (is_jpeg_format(m->format) && m->pics.head_done)
+		return jpg_phash_head(p, n, m, o, out, src, err);
 	if ((strcmp(m->format, "heic") == 0 || strcmp(m->format, "heif") == 0 ||
 	     strcmp(m->format, "avif") == 0) && whole)
 		return heif_phash(p, n, out, src, err);

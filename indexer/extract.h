@@ -105,6 +105,14 @@ void x_hash_hex(struct x_hash *h, char out[33]);
 void x_hash_free(struct x_hash *h);
 void x_hash_once(const void *p, size_t n, char out[33]);
 
+/* Whether the record x_extract made from a file's first bytes (m, from a
+ * head of QUICK_HEAD bytes) is the one the whole file gives, given its
+ * last tn bytes at tail (scan --quick reads no more of such a file): so
+ * far JPEG (jpg_quick_ok); every other format is read whole.  With tail
+ * NULL: whether the head alone passes, so that the tail is worth a read. */
+#define X_QUICK_HEAD ((size_t)256 << 10)
+int x_quick_ok(const struct x_meta *m, const uint8_t *tail, size_t tn);
+
 /* The partial hash (files.quick_hash): XXH3-128, as x_hash_hex writes it,
  * of the file's size as 8 bytes little-endian, its first X_QUICK_SPAN bytes
  * (all of a smaller file), and its bytes from x_quick_tail(size) to the

@@ -62,7 +62,10 @@ static void finish_job(struct pipe *P, struct job *job, struct tail *tail)
 	queue_push(&P->sq, r);
 }
 
-static void phash(struct job *job, const struct item *it)
+/* pending: read in part, of a file a full read holds whole (scan
+ * --quick): a hash its head cannot give is left, without a warning, to the
+ * read that completes the file */
+static void phash(struct job *job, const struct item *it, int pending)
 {
 	struct sl_err e;
 	const char *src = NULL;
@@ -76,7 +79,7 @@ static void phash(struct job *job, const struct item *it)
 		/* an error, not a warning: the next scan reads the file again */
 		job->meta_rc = rc;
 		snprintf(job->meta_err, sizeof(job->meta_err), "%s", e.msg);
-	} else if (!(job->streamed || job->quick) || job->meta.pics.preview_len) {
+	} else if (!pending && (!(job->streamed || job->quick) || job->meta.pics.preview_len)) {
 		x_warn(&job->meta, "%s", e.msg);
 	}
 }
@@ -128,10 +131,14 @@ static void process(struct pipe *P, struct item *it)
 			else if (P->o->phash && x_phashable(job->meta.format) && defer(P, job))
 				job->phash_deferred = 1;
 			else if (P->o->phash && x_phashable(job->meta.format))
-				phash(job, it); /* a streamed file: from what its first chunk holds */
+				/* a streamed file: from what its first chunk holds */
+				phash(job, it, job->quick && job->info.size <= P->whole_max);
+			/* "none": tried, or streamed, not again; NULL: pending */
 			if (P->o->phash && !job->have_phash && !job->phash_deferred &&
 			    x_phashable(job->meta.format))
-				job->phash_src = "none"; /* tried, or streamed: not again */
+				job->phash_src = job->quick && job->info.size <= P->whole_max
+							 ? NULL
+							 : "none";
 			if (job->streamed && job->meta_rc == SL_OK &&
 			    x_stream_new(&job->meta, job->info.size, &job->follow) != SL_OK)
 				stream_nomem(job);

@@ -153,6 +153,104 @@ void pipe_check_after(struct rd_file *rf, const struct rd_info *info, struct tai
 #define CACHE_JUDGED_MIN ((size_t)64 << 10)
 #define CACHE_SPEED 1e9
 
+/* A file a full read holds whole, read in part when its head holds all
+ * that the whole file gives its record (x_quick_ok): its first
+ * X_QUICK_HEAD bytes, then its last X_QUICK_SPAN (for the partial hash and
+ * the check of its end).  Returns 1 when read so (its head queued as the
+ * file's one item), 0 when it is to be read whole, as by any scan: a head
+ * that is not enough, or anything unusual (an error, a file that shrank or
+ * changed) that the whole read will record as it always does; nothing of
+ * o is taken then.  The head is still in the page cache for that read. */
+static int read_head_only(struct pipe *P, struct rgroup *g, struct opened *o)
+{
+	struct rd_info info = o->info;
+	uint64_t size = info.size;
+	size_t got = 0, tgot = 0, charge = 0, tcharge = 0;
+	uint8_t *buf = NULL, *tbuf = NULL;
+	struct x_quick *qa = NULL;
+	struct tail *tail = NULL;
+	struct item *spare = NULL;
+	struct job *job;
+	struct x_meta m;
+	struct sl_err e;
+	double t_start = sys_now() - P->t0, t_rd;
+	int from_disk, rc;
+
+	memset(&m, 0, sizeof(m));
+	if (!(buf = budget_alloc(&P->budget, X_QUICK_HEAD, &charge, &P->xq, rd_cached(o->rf) <= 0)))
+		goto oom;
+	t_rd = sys_now();
+	rc = pipe_rd(P, g, o->file, o->rf, buf, X_QUICK_HEAD, 0, &got, &e);
+	from_disk = rd_cached(o->rf) == 0 ||
+		    (rd_cached(o->rf) < 0 && (got < CACHE_JUDGED_MIN ||
+					      (double)got / (sys_now() - t_rd + 1e-9) < CACHE_SPEED));
+	if (rc != SL_OK || got < X_QUICK_HEAD || x_extract(buf, got, size, &m, &e) != SL_OK ||
+	    !x_quick_ok(&m, NULL, 0))
+		goto whole;
+	if (!(tbuf = budget_alloc(&P->budget, X_QUICK_SPAN, &tcharge, &P->xq, 1)))
+		goto oom;
+	rc = pipe_rd(P, g, o->file, o->rf, tbuf, X_QUICK_SPAN, size - X_QUICK_SPAN, &tgot, &e);
+	if (rc != SL_OK || tgot < X_QUICK_SPAN || !x_quick_ok(&m, tbuf, tgot))
+		goto whole;
+	if (!(job = pipe_job_new(P, o, &tail, &spare)))
+		goto oom;
+	pipe_check_after(o->rf, &info, tail);
+	if (tail->warn[0]) { /* changed while read: read whole, which says so */
+		o->path = job->path;
+		free(job);
+		free(tail);
+		free(spare);
+		goto whole;
+	}
+	if (!(qa = x_quick_new(size))) {
+		o->path = job->path;
+		free(job);
+		free(tail);
+		free(spare);
+		goto oom;
+	}
+	x_quick_feed(qa, 0, buf, got);
+	x_quick_feed(qa, size - X_QUICK_SPAN, tbuf, tgot);
+	x_quick_hex(qa, tail->qhex);
+	x_quick_free(qa);
+	budget_release(&P->budget, tbuf, tcharge);
+	x_meta_release(&m);
+	job->quick = 1;
+	job->streamed = 0;
+	job->from_disk = from_disk;
+	job->got = size;
+	if (pipe_push(P, job, buf, got, charge, 0, tail) != 0) {
+		/* nothing queued: the job is still ours */
+		budget_release(&P->budget, buf, charge);
+		free(job->path);
+		free(job);
+		free(tail);
+		free(spare);
+		pipe_nomem(P);
+		return 1;
+	}
+	free(spare);
+	atomic_fetch_add(&g->files, 1);
+	if (P->o->on_read)
+		P->o->on_read(P->o->on_read_ctx, o->pos, t_start, sys_now() - P->t0, got + tgot);
+	rd_close(o->rf, P->o->keep_cache);
+	return 1;
+whole:
+	if (buf)
+		budget_release(&P->budget, buf, charge);
+	if (tbuf)
+		budget_release(&P->budget, tbuf, tcharge);
+	x_meta_release(&m);
+	return 0;
+oom:
+	if (buf)
+		budget_release(&P->budget, buf, charge);
+	if (tbuf)
+		budget_release(&P->budget, tbuf, tcharge);
+	x_meta_release(&m);
+	return -1;
+}
+
 /* The catch a quick read follows: what the head's format reads past it
  * (x_stream_new), fed the head.  NULL when it needs nothing more, or the
  * head does not parse (the extractor says why). */
@@ -343,6 +441,15 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 	if (P->o->quick && !P->o->read_only && info.size > P->whole_max) {
 		read_quick(P, g, o, y);
 		return;
+	}
+	/* past its head and tail, a file worth a seek (PX_QUICK_GAP) */
+	if (P->o->quick && !P->o->read_only &&
+	    info.size > X_QUICK_HEAD + X_QUICK_SPAN + PX_QUICK_GAP) {
+		int done = read_head_only(P, g, o);
+		if (done < 0)
+			goto oom;
+		if (done)
+			return;
 	}
 	job = pipe_job_new(P, o, &tail, &spare);
 	if (!job)

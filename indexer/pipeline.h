@@ -54,6 +54,14 @@ typedef void (*px_piece_fn)(void *ctx, uint64_t phys, uint64_t len, double t);
  * every night. */
 #define PX_HOLES_MAX ((uint64_t)16 << 30)
 
+/* What a quick scan reads through rather than skip: a file whose rest
+ * past its head and tail is no longer is read whole.  On a hard disk a
+ * seek and half a turn cost about 12 ms, in which a 7200 rpm disk reads
+ * 1.5 to 2 MB (hddsim's model, docs/hddsim.md); reading through costs no
+ * more, and gives the content hash.  (A measured break-even, from seekless
+ * bench, is issue 46's next step.) */
+#define PX_QUICK_GAP ((uint64_t)2 << 20)
+
 
 struct px_opts {
 	int jobs;            /* extractor threads; 0 = one per CPU */
@@ -75,7 +83,11 @@ struct px_opts {
 	 * where a streamed read takes its metadata from: its first chunk,
 	 * what its catch asks for past it (a movie's moov, x_stream_next),
 	 * and its last X_QUICK_SPAN bytes for the partial hash.  Its record
-	 * is a streamed read's, but for the content hash: pending. */
+	 * is a streamed read's, but for the content hash: pending.  A file
+	 * held whole and past its head, its tail and PX_QUICK_GAP is read for
+	 * its X_QUICK_HEAD and X_QUICK_SPAN ends when they give what the
+	 * whole file gives (x_quick_ok: JPEG so far); its perceptual hash is
+	 * pending too unless the head gave it. */
 	int quick;
 	int background;      /* every thread at idle I/O and CPU priority; readers
 				wait while others use their disk (yield.h) */

@@ -74,6 +74,9 @@ struct x_meta {
 		int whole;                    /* the parser holds the whole file */
 		uint64_t file_size;           /* of which it may hold only the head */
 		int moov_read;                /* a movie's moov box was read whole */
+		int head_done;                /* all the parser reads of the file lay in
+						 the bytes it was given, but its end
+						 (jpg_quick_ok judges that) */
 	} pics;
 	int tz_weak;          /* tz_offset is OffsetTime's, which OffsetTimeOriginal overrides */
 	/* exif.c's bookkeeping across the EXIF blocks of one file: which fields

@@ -56,6 +56,7 @@ struct segments {
 	size_t psir_at[JPG_MAX_APP13], psir_len[JPG_MAX_APP13];
 	int npsir;
 	size_t skipped;           /* bytes of garbage between segments */
+	size_t sos_end;           /* where the first scan's header ends; 0: not reached */
 };
 
 /* Codes 0x02-0xBF are reserved: seeing one means we are not on a marker. */
@@ -94,6 +95,8 @@ static void walk(const struct bc *c, size_t pos, struct segments *s)
 		pos += 2;
 		if (mk == 0xD8 || mk == 0x01 || (mk >= 0xD0 && mk <= 0xD7))
 			continue; /* no length */
+		if (mk == 0xDA && bc_be16(c, pos, &len) == 0 && len >= 2 && bc_has(c, pos, len))
+			s->sos_end = pos + len;
 		if (mk == 0xD9 || mk == 0xDA || bc_be16(c, pos, &len) || len < 2)
 			return; /* end of image, start of scan, or damage */
 		body = pos + 2;
@@ -418,6 +421,11 @@ int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 	}
 	if (warn[0])
 		x_warn(m, "jpeg: %s", warn);
+	/* Everything read above lies before the first scan, which libjpeg's
+	 * header read stops at too; a margin past its header for libjpeg's
+	 * look-ahead.  What lies after it: a second picture of a multi-picture
+	 * file (is_mpo looks for it), and the end (jpg_quick_ok). */
+	m->pics.head_done = ok && s.sos_end && s.sos_end + 4096 <= n && !s.have_mpf;
 	if (!ok) {
 		if (!have)
 			return SL_FAIL(err, SL_E_CORRUPT, 0, "jpeg: %s", why);
@@ -426,6 +434,14 @@ int jpg_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *err)
 	return SL_OK;
 }
 
+
+int jpg_quick_ok(const struct x_meta *m, const uint8_t *tail, size_t tn)
+{
+	/* jpg_check_end's common case, silent; a file ending otherwise (an
+	 * AFCP trailer, appended data, a cut) is read whole to be judged */
+	return m->pics.head_done && !(m->have & XM_EMBEDDED) && tn >= 2 &&
+	       tail[tn - 2] == 0xFF && tail[tn - 1] == 0xD9;
+}
 
 void jpg_check_end(const uint8_t *p, size_t n, struct x_meta *m)
 {
@@ -497,6 +513,9 @@ struct jgrey {
 	uint32_t w, h;       /* out: the output size */
 	uint32_t frame_w, frame_h;
 	int dc_only;         /* out: decoded from the first scan only */
+	int strict;          /* the bytes are a head, not the file: running out
+				of them fails (a picture padded with grey is
+				not this file's) */
 	char why[JMSG_LENGTH_MAX];
 	int code;            /* SL_E_ of a failure */
 };
@@ -611,6 +630,8 @@ static int grey_run(struct jctx *x, struct jgrey *d, size_t n)
 			if (r == JPEG_SCAN_COMPLETED && ci->coef_bits && ci->coef_bits[0][0] >= 0)
 				break;
 		}
+		if (d->strict && x->je.data_ended)
+			return fail_grey(d, SL_E_UNSUPPORTED, "the first scan goes past the bytes read");
 		jpeg_start_output(ci, ci->input_scan_number);
 	}
 	d->w = ci->output_width;
@@ -639,6 +660,9 @@ static int grey_run(struct jctx *x, struct jgrey *d, size_t n)
 		    ci->output_scanline < d->h - d->h / 32)
 			return fail_grey(d, SL_E_CORRUPT, "the data ends at row %u of %u",
 					 ci->output_scanline, d->h);
+		if (d->strict && x->je.data_ended)
+			return fail_grey(d, SL_E_UNSUPPORTED, "row %u goes past the bytes read",
+					 ci->output_scanline);
 		if (d->grid)
 			ph_grid_row(d->grid, y, r);
 	}
@@ -721,7 +745,7 @@ static void band(const uint8_t *img, uint32_t stride, uint32_t x0, uint32_t x1, 
  * An edit small enough to pass all three changes a perceptual hash little
  * anyway. */
 static int thumb_hash(const uint8_t *p, size_t n, const struct x_meta *m, int orientation,
-		      uint64_t *out)
+		      int strict, uint64_t *out)
 {
 	struct jgrey t, s;
 	uint8_t *img = NULL, *strip = NULL;
@@ -778,6 +802,7 @@ static int thumb_hash(const uint8_t *p, size_t n, const struct x_meta *m, int or
 	s.max_rows = rows;
 	s.keep = 1;
 	s.keep_max = ((size_t)m->width / denom + 8) * rows;
+	s.strict = strict;
 	if (jpg_grey(p, n, &s) != 0) {
 		ok = s.code == SL_E_NOMEM ? -1 : 0;
 		goto out;
@@ -814,7 +839,7 @@ int jpg_phash(const uint8_t *p, size_t n, const struct x_meta *m, int orientatio
 
 	*out = 0;
 	*src = NULL;
-	th = m ? thumb_hash(p, n, m, orientation, out) : 0;
+	th = m ? thumb_hash(p, n, m, orientation, 0, out) : 0;
 	if (th < 0)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
 	if (th > 0) {
@@ -835,6 +860,21 @@ int jpg_phash(const uint8_t *p, size_t n, const struct x_meta *m, int orientatio
 	*out = ph_hash(grid, orientation);
 	*src = d.dc_only ? "image-dc" : "image";
 	free(grid);
+	return SL_OK;
+}
+
+int jpg_phash_head(const uint8_t *p, size_t n, const struct x_meta *m, int orientation,
+		   uint64_t *out, const char **src, struct sl_err *err)
+{
+	int th = thumb_hash(p, n, m, orientation, 1, out);
+
+	*src = NULL;
+	if (th < 0)
+		return SL_FAIL(err, SL_E_NOMEM, 0, "phash: out of memory");
+	if (th == 0)
+		return SL_FAIL(err, SL_E_UNSUPPORTED, 0, "phash: no thumbnail the head shows is this "
+							  "picture's");
+	*src = "exif-thumbnail";
 	return SL_OK;
 }
 

@@ -40,6 +40,18 @@ int xmp_file_parse(const uint8_t *p, size_t n, struct x_meta *m, struct sl_err *
  * they run out first.  A copy
  * cut short shows a camera's thumbnail whole, so the hash may not notice. */
 void jpg_check_end(const uint8_t *p, size_t n, struct x_meta *m);
+/* Whether a JPEG whose head jpg_parse read (m) and whose last tn bytes are
+ * at tail gives, read whole, exactly the record its head gives (scan
+ * --quick): its parse ended at the first scan (pics.head_done) and the
+ * file ends with the end-of-image marker (no AFCP trailer, no motion
+ * photo's movie, nothing jpg_check_end would warn about). */
+int jpg_quick_ok(const struct x_meta *m, const uint8_t *tail, size_t tn);
+/* jpg_phash from the head of a file (n bytes, jpg_parse's m with
+ * pics.head_done): its EXIF thumbnail's hash when jpg_phash would take it
+ * from the whole file, judged on the same rows, which must lie in the
+ * head; else SL_E_UNSUPPORTED (a read of the whole file decides). */
+int jpg_phash_head(const uint8_t *p, size_t n, const struct x_meta *m, int orientation,
+		   uint64_t *out, const char **src, struct sl_err *err);
 /* 64-bit perceptual hash (phash.h) of a JPEG as it is displayed (after
  * its EXIF orientation, 1-8; 0 = as stored): from its EXIF thumbnail when m
  * (what jpg_parse found; may be NULL) has one that shows the same picture,

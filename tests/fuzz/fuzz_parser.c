@@ -80,7 +80,24 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 		jpg_check_end(p, size, &m);
 		if (size < (1u << 16) && small(&m, FUZZ_MAX_PIXELS)) {
 			struct strbuf pic = STRBUF_INIT;
-			jpg_phash(p, size, &m, (int)(size % 9), &h, &src, &e); /* thumbnails too */
+			struct x_meta hm;
+			size_t cut = size / 2 + (size % 7) * (size / 16);
+			int rc = jpg_phash(p, size, &m, (int)(size % 9), &h, &src, &e); /* thumbnails too */
+
+			/* scan --quick: a head (its first cut bytes) that gives a
+			 * hash gives the one the whole file gives */
+			memset(&hm, 0, sizeof(hm));
+			if (cut > size)
+				cut = size;
+			jpg_parse(p, cut, &hm, &e);
+			if (hm.pics.head_done) {
+				uint64_t hh;
+				const char *hsrc;
+				if (jpg_phash_head(p, cut, &hm, (int)(size % 9), &hh, &hsrc, &e) == SL_OK &&
+				    (rc != SL_OK || hh != h || strcmp(hsrc, src) != 0))
+					abort();
+			}
+			x_meta_release(&hm);
 			/* the report's small picture: decode, average, turn, encode */
 			thumb_jpeg(p, size, (int)(size % 9), 8 + (unsigned)(size % 120), &pic, &e);
 			sb_free(&pic);

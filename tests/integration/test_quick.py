@@ -6,9 +6,18 @@ movies, sidecars), copies of some of them made larger than the pipeline
 holds whole (zeros appended, which no parser reads), and movies ffmpeg
 made here from a corpus photograph: the moov box after the media data,
 before it (faststart), fragmented, and a QuickTime one with a place and
-a creation time.  Every scan runs with --mem 8M: files over 2 MiB (a
-quarter of it) are the ones a full scan streams, and a quick one reads in
-part.
+a creation time, and large JPEGs as an editor exports them (corpus
+photographs enlarged with djpeg | pnmscale | cjpeg, baseline and
+progressive, their metadata and thumbnail copied back by exiftool).
+
+Two budgets, two ways of reading in part:
+- --mem 8M: files over 2 MiB (a quarter of it) are the ones a full scan
+  streams; a quick one reads their first chunk, what the catch asks for
+  (a movie's moov) and their last 64 KiB;
+- --mem 64M: a JPEG a full scan holds whole (up to 16 MiB) and larger than
+  its head, its tail and 2 MiB, whose head holds every segment up to the
+  first scan and which ends with its end marker, is read for its first
+  256 KiB and its last 64 KiB (no other format yet).
 
 Oracles: xxh128sum over the bytes the partial hash is defined on (the
 size as 8 bytes little-endian, the first 64 KiB, the last 64 KiB past
@@ -16,11 +25,13 @@ them: extract.h) and xxhsum -H2 over whole files; a full scan of the same
 tree for every other field.
 
 - a quick scan and a full scan of the same tree agree on every column but
-  the content hash, which is NULL exactly for the files over 2 MiB, and
-  every partial hash is the reference's; a movie's fields came from its
-  moov box wherever it lies, and far fewer bytes were read;
-- scan --json, stats --json and stats say how many are pending, and how
-  large; a second quick scan reads nothing;
+  the content hash, which is NULL exactly for the files over 2 MiB (8M),
+  for large JPEGs only and never for a padded one (64M), and a perceptual
+  hash the head could not give (then pending, never another); every
+  partial hash is the reference's; a movie's fields came from its moov box
+  wherever it lies, and far fewer bytes were read;
+- scan --json, stats --json, stats and dupes say how many are pending,
+  and how large; a second quick scan reads nothing;
 - a scan without --quick reads exactly the pending files, and then the
   index is the full scan's, column for column;
 - quick = yes in the configuration makes scans quick, --no-quick and
@@ -49,12 +60,14 @@ MEDIA = os.environ.get("SEEKLESS_MEDIA")
 for d in (REAL, MEDIA):
     if not d or not os.path.isdir(d):
         skip("shared corpus not found at %s" % d)
-for tool in ("ffmpeg", "xxh128sum", "xxhsum"):
+for tool in ("ffmpeg", "xxh128sum", "xxhsum", "djpeg", "pnmscale", "cjpeg", "exiftool"):
     if shutil.which(tool) is None:
         skip("%s not installed" % tool)
 
 MEM = "8M"
 WHOLE_MAX = 2 << 20  # a quarter of --mem: larger files are streamed, or read in part
+MEM_HEAD = "64M"     # files up to 16 MiB held whole: JPEGs read for their ends
+HEAD_MIN = (256 << 10) + (64 << 10) + (2 << 20)  # extract.h, pipeline.h
 SPAN = 64 << 10
 # columns that say when, not what
 WHEN = {"id", "first_scan", "last_scan", "indexed_at", "ctime_ns", "deleted_at",
@@ -94,6 +107,26 @@ def make_movies(dest, still):
        "location=+48.8584+002.2945/ -f mov '%s/m-place.mov'" % (base, dest))
 
 
+def make_jpegs(dest, srcs):
+    """Editors' exports: corpus photographs enlarged, baseline and
+    progressive, with the camera's metadata and thumbnail copied back."""
+    ppm = os.path.join(dest, "t.ppm")
+    made = 0
+    for src in srcs:
+        p = subprocess.run("djpeg -pnm '%s' | pnmscale 2 > '%s'" % (src, ppm), shell=True,
+                           capture_output=True)
+        if p.returncode or p.stderr or os.path.getsize(ppm) < 3 << 20:
+            continue
+        for opt in ("", "-progressive"):
+            d = os.path.join(dest, "x%02d%s.jpg" % (made, opt[:2]))
+            sh("cjpeg %s -quality 92 '%s' > '%s'" % (opt, ppm, d))
+            sh("exiftool -q -q -overwrite_original -TagsFromFile '%s' -all:all '%s'" % (src, d))
+        made += 1
+        if made == 5:
+            break
+    os.unlink(ppm)
+
+
 def make_tree(root):
     """The corpora, larger copies of some of their files, and movies."""
     os.makedirs(root)
@@ -113,10 +146,11 @@ def make_tree(root):
     stills = sorted((n for n in names if n.lower().endswith(".jpg")),
                     key=lambda n: -os.path.getsize(os.path.join(root, n)))
     make_movies(root, os.path.join(root, stills[0]))
+    make_jpegs(root, [os.path.join(root, n) for n in stills[:40]])
 
 
-def scan(db, root, *extra):
-    rc, out, err = run("scan", "--json", "--mem", MEM, "--db", db, *extra, root)
+def scan(db, root, *extra, mem=MEM):
+    rc, out, err = run("scan", "--json", "--mem", mem, "--db", db, *extra, root)
     check(rc in (0, 1), "scan %s: exit %d: %s" % (" ".join(extra), rc, err[-400:]))
     return json.loads(out) if out.strip() else {}
 
@@ -232,6 +266,9 @@ with tempdir("quick", base="/dev/shm") as work, loop_fs("ext4", 768) as fs:
                                                       "content_pending_bytes")})
     rc, out, err = run("stats", "--db", quick_db, check_rc=0)
     check(("content hash pending: %d" % len(pend)) in out, "stats says it: %s" % out[:300])
+    rc, out, err = run("dupes", "--db", quick_db, check_rc=0)
+    check(("%d files read in part" % len(pend)) in err, "dupes says what it leaves out: %s"
+          % err[-300:])
 
     # (files whose record holds an error are tried again by every scan)
     s2 = scan(quick_db, root, "--quick")
@@ -250,6 +287,52 @@ with tempdir("quick", base="/dev/shm") as work, loop_fs("ext4", 768) as fs:
              s3.get("content_pending")))
     diff = differences(full_db, quick_db)
     check(not diff, "then the index is the full scan's, column for column: %s" % diff[:5])
+
+    # --- JPEGs read for their ends (--mem 64M: a full scan holds them whole)
+    fh = os.path.join(work, "full-64m.db")
+    qh = os.path.join(work, "quick-64m.db")
+    sfh = scan(fh, root, mem=MEM_HEAD)
+    sqh = scan(qh, root, "--quick", mem=MEM_HEAD)
+    diff = differences(fh, qh, ignore={"content_hash", "phash", "phash_src"})
+    check(not diff, "64M: quick and full agree on every column but the hashes: %s" % diff[:5])
+    _, rf = table(fh)
+    _, rq = table(qh)
+    pend_h = {p for p, r in rq.items() if r["content_hash"] is None and r["error"] is None}
+    big_jpeg = {p for p, r in rq.items()
+                if r["format"] == "jpeg" and HEAD_MIN < os.path.getsize(p) <= 16 << 20}
+    exports = {p for p in big_jpeg if os.path.basename(p).startswith("x")}
+    print("64M: %d read in part of %d large JPEGs (%d exports); %d bytes read against %d"
+          % (len(pend_h), len(big_jpeg), len(exports), sqh.get("bytes_read", 0),
+             sfh.get("bytes_read", 0)))
+    check(len(exports) >= 6 and exports <= pend_h <= big_jpeg,
+          "64M: read in part: every export, and large JPEGs only: %d exports, %d pending, "
+          "outside: %s" % (len(exports), len(pend_h), sorted(pend_h - big_jpeg)[:3]))
+    check(not [p for p in pend_h if os.path.basename(p).startswith("pad-")],
+          "64M: a JPEG with data after its end marker is read whole")
+    wrong = [p for p, r in rq.items() if r["phash_src"] is not None and
+             (r["phash"], r["phash_src"]) != (rf[p]["phash"], rf[p]["phash_src"])]
+    check(not wrong, "64M: every perceptual hash made from a head is the full scan's: %s"
+          % [(p, rq[p]["phash_src"], rf[p]["phash_src"]) for p in wrong[:3]])
+    left = {p for p, r in rq.items() if r["phash_src"] is None and rf[p]["phash_src"]}
+    check(left <= pend_h, "64M: only files read in part wait for a perceptual hash: %s"
+          % sorted(left - pend_h)[:3])
+    from_head = [p for p in pend_h if rq[p]["phash_src"] == "exif-thumbnail"]
+    check(len(from_head) >= 3, "64M: thumbnails hashed from the head: %d" % len(from_head))
+    # (any other file over 2.3 MiB had its head read, a JPEG whose end is
+    # not its end marker its tail too, before it was read whole)
+    others = [p for p in rq if HEAD_MIN < os.path.getsize(p) <= 16 << 20]
+    check(sfh.get("bytes_read", 0) - sqh.get("bytes_read", 0) >=
+          sum(os.path.getsize(p) for p in pend_h) - len(others) * (320 << 10),
+          "64M: the exports' heads and tails read, not the files: %d fewer bytes, %d in "
+          "the %d read in part" % (sfh.get("bytes_read", 0) - sqh.get("bytes_read", 0),
+                                   sum(os.path.getsize(p) for p in pend_h), len(pend_h)))
+    got = dict(db_rows(qh, "SELECT path, quick_hash FROM files WHERE error IS NULL"))
+    check(all(got[p] == qref[p] for p in got), "64M: partial hashes are xxh128sum's")
+    s4 = scan(qh, root, mem=MEM_HEAD)
+    check(s4.get("completed") == len(pend_h) and s4.get("content_pending") == 0,
+          "64M: a scan without --quick completes the %d: %s" % (len(pend_h), s4.get("completed")))
+    diff = differences(fh, qh)
+    check(not diff, "64M: then the index is the full scan's, column for column: %s" % diff[:5])
 
     # --- the configuration, and the command line over it
     conf = os.path.join(work, "quick.conf")
@@ -294,7 +377,7 @@ with tempdir("quick", base="/dev/shm") as work, loop_fs("ext4", 768) as fs:
                 live.append("n%d-%s" % (rnd, s))
         sync_fs(root)
         quick = rng.random() < 0.6
-        cmd = [BIN, "scan", "--quiet", "--mem", MEM, "--db", db, root] + (["--quick"] if quick
+        cmd = [BIN, "scan", "--quiet", "--phash-now", "--mem", MEM_HEAD, "--db", db, root] + (["--quick"] if quick
                                                                          else [])
         p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
         if rnd % 3 != 2:
@@ -317,10 +400,10 @@ with tempdir("quick", base="/dev/shm") as work, loop_fs("ext4", 768) as fs:
                               "content_hash IS NULL AND quick_hash IS NOT NULL AND "
                               "error IS NULL")[0][0] == 0,
                       "round %d: a full scan leaves nothing pending" % rnd)
-    scan(db, root)
+    scan(db, root, mem=MEM_HEAD)
     records_true(db, root, "the end")
     fresh = os.path.join(work, "fresh.db")
-    scan(fresh, root)
+    scan(fresh, root, mem=MEM_HEAD)
     diff = differences(fresh, db)
     check(not diff, "after a scan without --quick the index is a fresh full scan's: %s"
           % diff[:5])
