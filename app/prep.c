@@ -206,14 +206,11 @@ static int cmp_str(const void *a, const void *b)
 int prep_files_from(const char *file, const char *dbpath, struct prep *p,
 		   struct sl_err *err)
 {
-	struct walk_skip skip[NSKIP];
-	struct strbuf in = STRBUF_INIT, abs = STRBUF_INIT;
-	char **list = NULL, *q, *end, sep, buf[65536];
-	size_t n = 0, cap = 0, cap_roots = 0, cap_anchors = 0, i, got, nskip;
-	uint32_t dir = FT_NONE;
-	double t = sys_now();
+	struct strbuf in = STRBUF_INIT;
+	char buf[65536];
+	size_t got;
 	FILE *f = strcmp(file, "-") == 0 ? stdin : sys_fopen(file, "rb");
-	int rc = SL_OK;
+	int rc;
 
 	if (!f)
 		return SL_FAIL(err, SL_E_USAGE, errno, "--files-from %s", file);
@@ -223,6 +220,28 @@ int prep_files_from(const char *file, const char *dbpath, struct prep *p,
 		fclose(f);
 	if (in.oom)
 		return SL_FAIL(err, SL_E_NOMEM, 0, "--files-from: out of memory");
+	rc = prep_files_list(in.p ? in.p : "", in.len, file, dbpath, p, err);
+	sb_free(&in);
+	return rc;
+}
+
+int prep_files_list(const char *text, size_t text_len, const char *what, const char *dbpath,
+		    struct prep *p, struct sl_err *err)
+{
+	struct walk_skip skip[NSKIP];
+	struct strbuf in = STRBUF_INIT, abs = STRBUF_INIT;
+	char **list = NULL, *q, *end, sep;
+	size_t n = 0, cap = 0, cap_roots = 0, cap_anchors = 0, i, nskip;
+	uint32_t dir = FT_NONE;
+	double t = sys_now();
+	int rc = SL_OK;
+
+	sb_add(&in, text, text_len);
+	if (in.oom || !in.p) {
+		sb_free(&in);
+		return in.oom ? SL_FAIL(err, SL_E_NOMEM, 0, "--files-from: out of memory")
+			      : SL_FAIL(err, SL_E_USAGE, 0, "--files-from %s lists no file", what);
+	}
 	/* NUL-separated when there is any NUL (plan -0), else one per line */
 	sep = in.len && memchr(in.p, '\0', in.len) ? '\0' : '\n';
 	for (q = in.p, end = in.p + in.len; rc == SL_OK && q && q < end;) {
@@ -323,7 +342,7 @@ int prep_files_from(const char *file, const char *dbpath, struct prep *p,
 	free(list);
 	p->walk_s = sys_now() - t;
 	if (rc == SL_OK && p->ws.files == 0)
-		rc = SL_FAIL(err, SL_E_USAGE, 0, "--files-from %s lists no file", file);
+		rc = SL_FAIL(err, SL_E_USAGE, 0, "--files-from %s lists no file", what);
 	return rc;
 }
 

@@ -66,6 +66,10 @@ int prep_walk_locate(struct prep *p, int cross_fs, const struct excl *exclude,
  * entered: the stat pass records why.  Returns SL_OK, SL_E_USAGE (nothing
  * listed, or the list cannot be read), SL_E_NOMEM. */
 int prep_files_from(const char *file, const char *dbpath, struct prep *p, struct sl_err *err);
+/* The same for a list in memory (len bytes at text; what names it in
+ * messages). */
+int prep_files_list(const char *text, size_t len, const char *what, const char *dbpath,
+		    struct prep *p, struct sl_err *err);
 
 void prep_free(struct prep *p);
 

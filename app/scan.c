@@ -33,7 +33,7 @@ static int roots(const struct scan_args *a, struct scan_settings *s, struct sl_e
 {
 	int cross = a->cross_fs >= 0 ? a->cross_fs : s->cfg.cross_fs > 0;
 
-	if (a->files_from)
+	if (a->files_from || a->files_list)
 		return SL_OK;
 	if (a->nroots > 0)
 		return prep_roots(&s->p, a->roots, a->nroots, NULL, cross, err);
@@ -246,7 +246,8 @@ static int open_index(struct scan *sc)
 	if (rc == SL_OK)
 		rc = db_lock(sc->db, err);
 	if (rc == SL_OK)
-		rc = db_scan_begin(sc->db, s->scheduled ? "scheduled" : "scan",
+		rc = db_scan_begin(sc->db, sc->a->command ? sc->a->command
+							  : s->scheduled ? "scheduled" : "scan",
 				   plan_order_name(s->order), (const char *const *)s->p.roots,
 				   s->p.nroots, s->po.jobs ? s->po.jobs : sys_cpu_count(), err);
 	if (rc == SL_OK)
@@ -262,7 +263,7 @@ static int gather(struct scan *sc)
 	struct sl_err *err = &sc->r->err;
 	int rc;
 
-	if (sc->a->files_from)
+	if (sc->a->files_from || sc->a->files_list)
 		return SL_OK;
 	rc = sj_decide(&sc->jn, sc->db, &s->p, s->dbpath.p, s->full, err);
 	if (rc == SL_OK && sc->jn.listed)
@@ -298,7 +299,7 @@ static int locate(struct scan *sc)
 			     &r->diff, &r->err);
 	/* the journal shows no deletion; a list says nothing of what it
 	 * leaves out */
-	if (rc == SL_OK && (sc->jn.listed || sc->a->files_from))
+	if (rc == SL_OK && (sc->jn.listed || sc->a->files_from || sc->a->files_list))
 		r->diff.nmissing = 0;
 	if (rc == SL_OK)
 		rc = locate_extents(&s->p.ft, &s->p.ls, sc->a->cancel, &r->err);
@@ -403,7 +404,8 @@ static int end_scan(struct scan *sc, int rc, double t0)
 	end.retried = r->diff.retried;
 	/* deletions stand only when every directory was listed (db.h,
 	 * DB_PROVISIONAL_SQL) */
-	end.complete = rc == SL_OK && !r->marked_skipped && !sc->a->files_from && !sc->jn.listed;
+	end.complete = rc == SL_OK && !r->marked_skipped && !sc->a->files_from &&
+		       !sc->a->files_list && !sc->jn.listed;
 	end.deleted = r->marked;
 	end.unavailable = r->diff.unavailable;
 	end.background = s->background;
@@ -451,6 +453,9 @@ int scan_run(const struct scan_args *a, struct scan_result *r)
 	/* the folders of the listed files stand in for roots from here on */
 	if (rc == SL_OK && a->files_from)
 		rc = prep_files_from(a->files_from, r->set.dbpath.p, &r->set.p, &r->err);
+	else if (rc == SL_OK && a->files_list)
+		rc = prep_files_list(a->files_list, a->files_list_len, "(candidates)",
+				     r->set.dbpath.p, &r->set.p, &r->err);
 	if (rc != SL_OK)
 		goto out;
 	sys_raise_fd_limit();

@@ -32,6 +32,9 @@ struct scan_args {
 	char *const *roots;       /* none: the configuration's (missing ones skipped) */
 	size_t nroots;
 	const char *files_from;   /* index exactly these files (prep_files_from) */
+	const char *files_list;   /* or these, NUL-separated, files_list_len bytes */
+	size_t files_list_len;    /* (prep_files_list; seekless dupes) */
+	const char *command;      /* the scan's row's command; NULL: "scan" or "scheduled" */
 	char *const *excludes;    /* added to the configuration's */
 	size_t nexcludes;
 	int order;                /* -1: configuration, else PLAN_AUTO */

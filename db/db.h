@@ -143,7 +143,9 @@ struct db_diff {
 
 /* A record a quick scan made from part of its file: no content hash yet
  * (docs/design.md, "Quick scans").  SQL over files' columns. */
-#define DB_PENDING_SQL "(content_hash IS NULL AND quick_hash IS NOT NULL AND error IS NULL)"
+#define DB_PENDING_SQL_OF(t)                                                             \
+	"(" t ".content_hash IS NULL AND " t ".quick_hash IS NOT NULL AND " t ".error IS NULL)"
+#define DB_PENDING_SQL DB_PENDING_SQL_OF("files")
 
 /* files.ctime_ns of a file whose times were too close to its read to
  * trust (px_racy): the next scan reads it again, whatever its times. */
@@ -383,6 +385,17 @@ struct db_dupe_group {
 	const size_t *lens;
 	size_t n;
 };
+
+/* The files a quick scan read in part (DB_PENDING_SQL) that may be
+ * identical to another live file: one of the same size whose partial hash
+ * is theirs or unknown (a record made before schema 15).  Only their
+ * content hashes can settle it; every other pending file is unlike all
+ * others.  *list gets their paths, NUL-terminated one after another
+ * (*len bytes; free it), *count how many, *bytes their sizes.  The staged
+ * method of fclones and rmlint: size, then ends, then whole.  Returns
+ * SL_OK, SL_E_DB or SL_E_NOMEM. */
+int db_dupe_candidates(struct db *db, char **list, size_t *len, uint64_t *count,
+		       uint64_t *bytes, struct sl_err *err);
 
 /* Groups of duplicates, each handed to fn (which returns 0, or -1 when it
  * cannot write: the run stops with SL_E_IO): with near_bits < 0 files with

@@ -494,6 +494,44 @@ static int near(struct db *db, sqlite3_stmt *path_of, int bits, const struct out
 	return rc;
 }
 
+int db_dupe_candidates(struct db *db, char **list, size_t *len, uint64_t *count,
+		       uint64_t *bytes, struct sl_err *err)
+{
+	sqlite3_stmt *st = NULL;
+	struct strbuf out = STRBUF_INIT;
+	int step, rc = SL_OK;
+
+	*list = NULL;
+	*len = 0;
+	*count = *bytes = 0;
+	if (sqlite3_prepare_v2(db->h,
+			       "SELECT p.path, p.size FROM files p WHERE p.deleted_at IS NULL"
+			       " AND p.size > 0 AND " DB_PENDING_SQL_OF("p") " AND EXISTS("
+			       "SELECT 1 FROM files q WHERE q.deleted_at IS NULL AND q.size = p.size"
+			       " AND q.id <> p.id AND q.error IS NULL"
+			       " AND (q.quick_hash IS NULL OR q.quick_hash = p.quick_hash))",
+			       -1, &st, NULL) != SQLITE_OK)
+		return DB_FAIL(db->h, err, "prepare the duplicate candidates");
+	while ((step = sqlite3_step(st)) == SQLITE_ROW) {
+		sb_add(&out, sqlite3_column_text(st, 0), (size_t)sqlite3_column_bytes(st, 0));
+		sb_addc(&out, '\0');
+		(*count)++;
+		*bytes += (uint64_t)sqlite3_column_int64(st, 1);
+	}
+	if (step != SQLITE_DONE)
+		rc = DB_FAIL(db->h, err, "read the duplicate candidates");
+	sqlite3_finalize(st);
+	if (rc == SL_OK && out.oom)
+		rc = SL_FAIL(err, SL_E_NOMEM, 0, "dupes: out of memory");
+	if (rc != SL_OK) {
+		sb_free(&out);
+		return rc;
+	}
+	*list = out.p;
+	*len = out.len;
+	return SL_OK;
+}
+
 int db_dupes(struct db *db, int near_bits, int (*fn)(void *ctx, const struct db_dupe_group *g),
 	     void *ctx, uint64_t *ngroups, struct sl_err *err)
 {

@@ -216,8 +216,10 @@ static const char *const migrations[] = {
 	 * is XXH3-128 over the size and the first and last QUICK_HASH_SPAN
 	 * bytes (extract.h, x_quick_hash), made for every file read since,
 	 * in part or whole, so that files of one size can be told apart
-	 * before any is read whole.  scans.quick: the scan read in part. */
+	 * before any is read whole; files_size finds a file's equals in size
+	 * (seekless dupes).  scans.quick: the scan read in part. */
 	"ALTER TABLE files ADD COLUMN quick_hash TEXT;"
+	"CREATE INDEX files_size ON files(size, quick_hash) WHERE deleted_at IS NULL;"
 	"ALTER TABLE scans ADD COLUMN quick INTEGER;",
 };
 

@@ -601,6 +601,23 @@ def chk_dupes(ctx, ex, p, m):
               say(ex, "identical files (xxhsum) in one near group: %s" % sorted(g)))
 
 
+def chk_dupes_no_read(ctx, ex, p, m):
+    """Groups of files that xxhsum finds identical; nothing read (no scan
+    row with the command dupes)."""
+    groups, cur = [], None
+    for l in p.stdout.splitlines():
+        if l.startswith("  /"):
+            cur.add(l[2:])
+        elif l.strip():
+            cur = set()
+            groups.append(cur)
+    hashes = xxh128(sorted(tree()))
+    check(groups and all(g <= tree() and len({hashes[f] for f in g}) == 1 for g in groups),
+          say(ex, "groups of identical files (xxhsum): %s" % groups[:2]))
+    check(not sql(ctx.db, "SELECT 1 FROM scans WHERE command = 'dupes'") and
+          "reading" not in p.stderr, say(ex, "nothing read: %s" % p.stderr[-200:]))
+
+
 def stats_expect(db):
     live = sql(db, "SELECT count(*), coalesce(sum(size), 0), "
                    "count(error) FROM files WHERE deleted_at IS NULL")[0]
@@ -796,6 +813,7 @@ REGISTRY = [
      None),
     (S + r" query --pairs", 0, chk_pairs, None),
     (S + r" dupes --near( --json)?", 0, chk_dupes, None),
+    (S + r" dupes --no-read", 0, chk_dupes_no_read, None),
     (S + r" stats", 0, chk_stats, None),
     (S + r" stats --json --scans (?P<n>\d+)", 0, chk_stats_json, None),
     (S + r" plan -0 /media/photos \| xargs -0 tar cf (?P<tar>\S+)", 0, chk_tar, before_plan),

@@ -147,6 +147,22 @@ def make_tree(root):
                     key=lambda n: -os.path.getsize(os.path.join(root, n)))
     make_movies(root, os.path.join(root, stills[0]))
     make_jpegs(root, [os.path.join(root, n) for n in stills[:40]])
+    # duplicates among the large files, a file with another's size and
+    # ends but not its middle (only reading it whole tells them apart), and
+    # one with its size but not its tail (its partial hash tells)
+    shutil.copy(os.path.join(root, "m-end.mp4"), os.path.join(root, "dup-m-end.mp4"))
+    pad = sorted(n for n in os.listdir(root) if n.startswith("pad-"))[0]
+    shutil.copy(os.path.join(root, pad), os.path.join(root, "dup-" + pad))
+    with open(os.path.join(root, pad), "rb") as f:
+        data = bytearray(f.read())
+    data[len(data) // 2] ^= 1  # in the zeros appended
+    with open(os.path.join(root, "mid-" + pad), "wb") as f:
+        f.write(data)
+    data[len(data) // 2] ^= 1
+    data[-10] ^= 1
+    with open(os.path.join(root, "tail-" + pad), "wb") as f:
+        f.write(data)
+    shutil.copy(os.path.join(root, "x00.jpg"), os.path.join(root, "dup-x00.jpg"))
 
 
 def scan(db, root, *extra, mem=MEM):
@@ -258,6 +274,20 @@ with tempdir("quick", base="/dev/shm") as work, loop_fs("ext4", 768) as fs:
     check(sq.get("bytes_read", 0) < sf.get("bytes_read", 0) - os.path.getsize(m_end) // 2,
           "the media data of a movie whose moov is at its end was skipped")
 
+    # the candidates for duplicates: pending, and another file of the same
+    # size whose partial hash (checked against xxh128sum below) is theirs
+    qrec = db_rows(quick_db, "SELECT path, size, quick_hash, content_hash FROM files WHERE "
+                   "deleted_at IS NULL AND error IS NULL")
+    cands = {p for p, sz, qh, ch in qrec if ch is None and sz > 0 and any(
+        p2 != p and sz2 == sz and (qh2 is None or qh2 == qh) for p2, sz2, qh2, _ in qrec)}
+    check(len(cands) >= 5 and [p for p in cands if "/mid-pad-" in p] and
+          not [p for p in cands if "/tail-pad-" in p],
+          "candidates for duplicates among the pending: %d, the one whose middle differs "
+          "among them, not the one whose tail differs" % len(cands))
+    dupes_db = os.path.join(work, "dupes.db")
+    with sqlite3.connect(quick_db) as src, sqlite3.connect(dupes_db) as dst:
+        src.backup(dst)
+
     rc, out, err = run("stats", "--json", "--db", quick_db, check_rc=0)
     st = json.loads(out)
     check(st.get("content_pending") == len(pend) and
@@ -266,11 +296,31 @@ with tempdir("quick", base="/dev/shm") as work, loop_fs("ext4", 768) as fs:
                                                       "content_pending_bytes")})
     rc, out, err = run("stats", "--db", quick_db, check_rc=0)
     check(("content hash pending: %d" % len(pend)) in out, "stats says it: %s" % out[:300])
-    rc, out, err = run("dupes", "--db", quick_db, check_rc=0)
-    check(("%d files read in part" % len(pend)) in err, "dupes says what it leaves out: %s"
-          % err[-300:])
+    rc, out, err = run("dupes", "--no-read", "--db", quick_db, check_rc=0)
+    check(("%d files read in part" % len(cands)) in err, "dupes --no-read says what it "
+          "leaves out: %s" % err[-300:])
 
     # (files whose record holds an error are tried again by every scan)
+    # dupes reads the candidates whole, nothing else, and groups as xxhsum
+    rc, out, err = run("dupes", "--json", "--db", dupes_db, check_rc=0)
+    got = sorted(sorted(json.loads(line)["paths"]) for line in out.splitlines())
+    by_hash = {}
+    for p in files:
+        if os.path.getsize(p) > 0:
+            by_hash.setdefault(whole[p], []).append(p)
+    want = sorted(sorted(g) for g in by_hash.values() if len(g) > 1)
+    check(got == want, "dupes after a quick scan: the groups xxhsum makes: %d against %d; "
+          "missing %s, extra %s" % (len(got), len(want), [g for g in want if g not in got][:2],
+                                   [g for g in got if g not in want][:2]))
+    row = db_rows(dupes_db, "SELECT files FROM scans WHERE command = 'dupes'")
+    print("dupes: %d candidates, scan row %s; %s" % (len(cands), row, err.strip()[-300:]))
+    left = db_rows(dupes_db, "SELECT path FROM files WHERE deleted_at IS NULL AND "
+                   "content_hash IS NULL AND quick_hash IS NOT NULL AND error IS NULL")
+    check(row == [(len(cands),)] and {p for (p,) in left} == pend - cands,
+          "dupes read exactly the %d candidates (%s), the other pending files not (%d left)"
+          % (len(cands), row, len(left)))
+    check(("reading %d files" % len(cands)) in err, "dupes says what it reads: %s" % err[-300:])
+
     s2 = scan(quick_db, root, "--quick")
     check(s2.get("files_read") == s2.get("retried") and s2.get("completed") == 0 and
           s2.get("content_pending") == len(pend),
