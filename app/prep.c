@@ -238,9 +238,10 @@ int prep_files_list(const char *text, size_t text_len, const char *what, const c
 
 	sb_add(&in, text, text_len);
 	if (in.oom || !in.p) {
+		int oom = in.oom;
 		sb_free(&in);
-		return in.oom ? SL_FAIL(err, SL_E_NOMEM, 0, "--files-from: out of memory")
-			      : SL_FAIL(err, SL_E_USAGE, 0, "--files-from %s lists no file", what);
+		return oom ? SL_FAIL(err, SL_E_NOMEM, 0, "--files-from: out of memory")
+			   : SL_FAIL(err, SL_E_USAGE, 0, "--files-from %s lists no file", what);
 	}
 	/* NUL-separated when there is any NUL (plan -0), else one per line */
 	sep = in.len && memchr(in.p, '\0', in.len) ? '\0' : '\n';

@@ -388,7 +388,9 @@ struct db_dupe_group {
 
 /* The files a quick scan read in part (DB_PENDING_SQL) that may be
  * identical to another live file: one of the same size whose partial hash
- * is theirs or unknown (a record made before schema 15).  Only their
+ * is theirs (complete, or pending too), or unknown with a content hash (a
+ * record made before schema 15); an error with no content hash is no one's
+ * duplicate.  Only their
  * content hashes can settle it; every other pending file is unlike all
  * others.  *list gets their paths, NUL-terminated one after another
  * (*len bytes; free it), *count how many, *bytes their sizes.  The staged

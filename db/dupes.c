@@ -505,11 +505,16 @@ int db_dupe_candidates(struct db *db, char **list, size_t *len, uint64_t *count,
 	*len = 0;
 	*count = *bytes = 0;
 	if (sqlite3_prepare_v2(db->h,
+			       /* two lookups in files_size, not a walk of every file of
+				* the size: fixed-size RAWs can be thousands */
 			       "SELECT p.path, p.size FROM files p WHERE p.deleted_at IS NULL"
-			       " AND p.size > 0 AND " DB_PENDING_SQL_OF("p") " AND EXISTS("
+			       " AND p.size > 0 AND " DB_PENDING_SQL_OF("p") " AND (EXISTS("
 			       "SELECT 1 FROM files q WHERE q.deleted_at IS NULL AND q.size = p.size"
-			       " AND q.id <> p.id AND q.error IS NULL"
-			       " AND (q.quick_hash IS NULL OR q.quick_hash = p.quick_hash))",
+			       " AND q.quick_hash = p.quick_hash AND q.id <> p.id"
+			       " AND (q.content_hash IS NOT NULL OR q.error IS NULL))"
+			       " OR EXISTS(SELECT 1 FROM files q WHERE q.deleted_at IS NULL"
+			       " AND q.size = p.size AND q.quick_hash IS NULL"
+			       " AND q.content_hash IS NOT NULL))",
 			       -1, &st, NULL) != SQLITE_OK)
 		return DB_FAIL(db->h, err, "prepare the duplicate candidates");
 	while ((step = sqlite3_step(st)) == SQLITE_ROW) {

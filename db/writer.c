@@ -49,11 +49,12 @@ static const char put_sql[] =
 	"  AND excluded.fs_id IS fs_id THEN btime_ns ELSE excluded.btime_ns END,"
 	/* a read that did not try the perceptual hash (--no-phash) of the
 	 * same bytes keeps the one the record has (the right-hand sides see
-	 * the row as it was) */
+	 * the row as it was); "the same bytes" needs a content hash: two reads
+	 * in part (scan --quick) say nothing of the bytes between the ends */
 	" phash=CASE WHEN excluded.phash_src IS NULL AND excluded.content_hash IS content_hash"
-	"  THEN phash ELSE excluded.phash END,"
+	"  AND excluded.content_hash IS NOT NULL THEN phash ELSE excluded.phash END,"
 	" phash_src=CASE WHEN excluded.phash_src IS NULL AND excluded.content_hash IS content_hash"
-	"  THEN phash_src ELSE excluded.phash_src END";
+	"  AND excluded.content_hash IS NOT NULL THEN phash_src ELSE excluded.phash_src END";
 
 /* Text is bound as a copy, and a copy can fail: every bind's result
  * counts, or an allocation failure would store NULL in place of a value

@@ -165,7 +165,7 @@ static int read_head_only(struct pipe *P, struct rgroup *g, struct opened *o)
 {
 	struct rd_info info = o->info;
 	uint64_t size = info.size;
-	size_t got = 0, tgot = 0, charge = 0, tcharge = 0;
+	size_t got = 0, tgot = 0, charge = 0;
 	uint8_t *buf = NULL, *tbuf = NULL;
 	struct x_quick *qa = NULL;
 	struct tail *tail = NULL;
@@ -187,7 +187,9 @@ static int read_head_only(struct pipe *P, struct rgroup *g, struct opened *o)
 	if (rc != SL_OK || got < X_QUICK_HEAD || x_extract(buf, got, size, &m, &e) != SL_OK ||
 	    !x_quick_ok(&m, NULL, 0))
 		goto whole;
-	if (!(tbuf = budget_alloc(&P->budget, X_QUICK_SPAN, &tcharge, &P->xq, 1)))
+	/* outside the budget: a reader never waits for budget while holding
+	 * some (several readers holding heads would wait for one another) */
+	if (!(tbuf = malloc(X_QUICK_SPAN)))
 		goto oom;
 	rc = pipe_rd(P, g, o->file, o->rf, tbuf, X_QUICK_SPAN, size - X_QUICK_SPAN, &tgot, &e);
 	if (rc != SL_OK || tgot < X_QUICK_SPAN || !x_quick_ok(&m, tbuf, tgot))
@@ -213,7 +215,7 @@ static int read_head_only(struct pipe *P, struct rgroup *g, struct opened *o)
 	x_quick_feed(qa, size - X_QUICK_SPAN, tbuf, tgot);
 	x_quick_hex(qa, tail->qhex);
 	x_quick_free(qa);
-	budget_release(&P->budget, tbuf, tcharge);
+	free(tbuf);
 	x_meta_release(&m);
 	job->quick = 1;
 	job->streamed = 0;
@@ -226,6 +228,7 @@ static int read_head_only(struct pipe *P, struct rgroup *g, struct opened *o)
 		free(job);
 		free(tail);
 		free(spare);
+		rd_close(o->rf, P->o->keep_cache);
 		pipe_nomem(P);
 		return 1;
 	}
@@ -238,15 +241,13 @@ static int read_head_only(struct pipe *P, struct rgroup *g, struct opened *o)
 whole:
 	if (buf)
 		budget_release(&P->budget, buf, charge);
-	if (tbuf)
-		budget_release(&P->budget, tbuf, tcharge);
+	free(tbuf);
 	x_meta_release(&m);
 	return 0;
 oom:
 	if (buf)
 		budget_release(&P->budget, buf, charge);
-	if (tbuf)
-		budget_release(&P->budget, tbuf, tcharge);
+	free(tbuf);
 	x_meta_release(&m);
 	return -1;
 }
@@ -271,6 +272,10 @@ static struct x_stream *catch_of(const uint8_t *head, size_t n, uint64_t size, i
 	return s;
 }
 
+/* The bytes read_quick reads at a time past the head: what the catch
+ * asks for comes in pieces (it takes any split), and the tail fits. */
+#define QUICK_SCRATCH ((size_t)256 << 10)
+
 /* A file read in part (px_opts.quick): its head, then what the catch
  * asks for past it, in order of offset (a movie's moov behind its media
  * data), then its last X_QUICK_SPAN bytes for the partial hash.  One
@@ -281,7 +286,7 @@ static void read_quick(struct pipe *P, struct rgroup *g, struct opened *o, struc
 	struct rd_file *rf = o->rf;
 	struct rd_info info = o->info;
 	uint64_t size = info.size, at, reached;
-	size_t hlen = (size_t)(size < P->chunk ? size : P->chunk), got = 0, charge, ccharge = 0;
+	size_t hlen = (size_t)(size < P->chunk ? size : P->chunk), got = 0, charge;
 	struct tail *tail = NULL;
 	struct item *spare = NULL;
 	struct job *job = pipe_job_new(P, o, &tail, &spare);
@@ -329,10 +334,9 @@ static void read_quick(struct pipe *P, struct rgroup *g, struct opened *o, struc
 			if (at >= size)
 				break;
 		}
-		want = (size_t)(size - at < P->chunk ? size - at : P->chunk);
-		if (!more)
-			want = (size_t)(size - at);
-		if (!cbuf && !(cbuf = budget_alloc(&P->budget, P->chunk, &ccharge, &P->xq, 1)))
+		want = (size_t)(size - at < QUICK_SCRATCH ? size - at : QUICK_SCRATCH);
+		/* outside the budget, as read_head_only's tail */
+		if (!cbuf && !(cbuf = malloc(QUICK_SCRATCH)))
 			goto oom;
 		if (y)
 			yd_wait(y, pipe_stop_cb, P);
@@ -350,8 +354,8 @@ static void read_quick(struct pipe *P, struct rgroup *g, struct opened *o, struc
 			break;
 		more = x_stream_feed_at(s, at, cbuf, cgot);
 	}
-	if (cbuf)
-		budget_release(&P->budget, cbuf, ccharge);
+	free(cbuf);
+	cbuf = NULL;
 	if (rc != SL_OK) {
 		tail->err_code = rc;
 		snprintf(tail->error, sizeof(tail->error), "%s", e.msg);
@@ -371,8 +375,7 @@ static void read_quick(struct pipe *P, struct rgroup *g, struct opened *o, struc
 	if (pipe_push(P, job, buf, got, charge, 0, tail) != 0) {
 		budget_release(&P->budget, buf, charge);
 		buf = NULL;
-		tail->follow = NULL;
-		goto oom;
+		goto oom; /* which frees the catch in the tail */
 	}
 	atomic_fetch_add(&g->files, 1);
 	if (P->o->on_read)
@@ -384,6 +387,7 @@ static void read_quick(struct pipe *P, struct rgroup *g, struct opened *o, struc
 oom:
 	if (buf)
 		budget_release(&P->budget, buf, charge);
+	free(cbuf);
 	x_stream_free(s);
 	if (job) {
 		x_stream_free(tail->follow);

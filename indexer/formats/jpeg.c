@@ -439,8 +439,10 @@ int jpg_quick_ok(const struct x_meta *m, const uint8_t *tail, size_t tn)
 {
 	/* jpg_check_end's common case, silent; a file ending otherwise (an
 	 * AFCP trailer, appended data, a cut) is read whole to be judged */
-	return m->pics.head_done && !(m->have & XM_EMBEDDED) && tn >= 2 &&
-	       tail[tn - 2] == 0xFF && tail[tn - 1] == 0xD9;
+	return m->pics.head_done && !(m->have & XM_EMBEDDED) && tn >= 12 &&
+	       tail[tn - 2] == 0xFF && tail[tn - 1] == 0xD9 &&
+	       !(memcmp(tail + tn - 12, "AXS", 3) == 0 &&
+		 (tail[tn - 9] == '!' || tail[tn - 9] == '*'));
 }
 
 void jpg_check_end(const uint8_t *p, size_t n, struct x_meta *m)

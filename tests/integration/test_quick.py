@@ -276,10 +276,11 @@ with tempdir("quick", base="/dev/shm") as work, loop_fs("ext4", 768) as fs:
 
     # the candidates for duplicates: pending, and another file of the same
     # size whose partial hash (checked against xxh128sum below) is theirs
-    qrec = db_rows(quick_db, "SELECT path, size, quick_hash, content_hash FROM files WHERE "
-                   "deleted_at IS NULL AND error IS NULL")
-    cands = {p for p, sz, qh, ch in qrec if ch is None and sz > 0 and any(
-        p2 != p and sz2 == sz and (qh2 is None or qh2 == qh) for p2, sz2, qh2, _ in qrec)}
+    qrec = db_rows(quick_db, "SELECT path, size, quick_hash, content_hash, error IS NOT NULL "
+                   "FROM files WHERE deleted_at IS NULL")
+    cands = {p for p, sz, qh, ch, bad in qrec if ch is None and not bad and sz > 0 and any(
+        p2 != p and sz2 == sz and (qh2 == qh and (ch2 or not bad2) or qh2 is None and ch2)
+        for p2, sz2, qh2, ch2, bad2 in qrec)}
     check(len(cands) >= 5 and [p for p in cands if "/mid-pad-" in p] and
           not [p for p in cands if "/tail-pad-" in p],
           "candidates for duplicates among the pending: %d, the one whose middle differs "
@@ -383,6 +384,25 @@ with tempdir("quick", base="/dev/shm") as work, loop_fs("ext4", 768) as fs:
           "64M: a scan without --quick completes the %d: %s" % (len(pend_h), s4.get("completed")))
     diff = differences(fh, qh)
     check(not diff, "64M: then the index is the full scan's, column for column: %s" % diff[:5])
+
+    # a file rewritten in place between quick scans: its new record never
+    # keeps the old content's perceptual hash (a NULL content hash is no
+    # proof of the same bytes)
+    swap = os.path.join(fs.mnt, "swap")
+    os.makedirs(swap)
+    a = sorted(from_head)[0]
+    shutil.copy(a, os.path.join(swap, "s.jpg"))
+    sdb = os.path.join(work, "swap.db")
+    scan(sdb, swap, "--quick", mem=MEM_HEAD)
+    before = db_rows(sdb, "SELECT phash_src, content_hash FROM files")
+    check(before == [("exif-thumbnail", None)], "swap: A read in part, hashed: %s" % before)
+    sh("djpeg -pnm '%s' | cjpeg -quality 90 > '%s'" % (a, os.path.join(swap, "s.jpg")))
+    sync_fs(swap)
+    scan(sdb, swap, "--quick", mem=MEM_HEAD)
+    after = db_rows(sdb, "SELECT phash_src, phash, content_hash FROM files")
+    check(after == [(None, None, None)],
+          "swap: B (no thumbnail) read in part: its hash pending, not A's: %s" % after)
+    shutil.rmtree(swap)
 
     # --- the configuration, and the command line over it
     conf = os.path.join(work, "quick.conf")

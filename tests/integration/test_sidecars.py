@@ -273,7 +273,8 @@ with tempdir("sidecars") as work:
         h.execute("ALTER TABLE scans DROP COLUMN retried")   # schema 13's
         h.execute("DROP TABLE bench_orders")                 # schema 14's
         h.execute("DROP TABLE benches")
-        h.execute("ALTER TABLE files DROP COLUMN quick_hash")  # schema 15's
+        h.execute("DROP INDEX files_size")                   # schema 15's
+        h.execute("ALTER TABLE files DROP COLUMN quick_hash")
         h.execute("ALTER TABLE scans DROP COLUMN quick")
         h.execute("PRAGMA user_version=10")
     h.close()
