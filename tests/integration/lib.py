@@ -15,6 +15,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
+import time
 
 SKIP = 77
 
@@ -454,4 +455,17 @@ class HddSim:
         return p.stdout
 
     def down(self):
-        subprocess.run(["bash", self.script, "down", self.name], env=self.env)
+        """Unmount, detach and stop.  The kernel lets go of a detached loop
+        device's backing file a moment later, and on a loaded machine more
+        than the 5 s hddsim.sh waits: two runs of test_baddisk left their
+        disk mounted so (a stress campaign, a CI rehearsal).  Asked again
+        until it is gone; a disk still there is a failure, not a leftover
+        for the next test."""
+        for attempt in range(8):
+            p = subprocess.run(["bash", self.script, "down", self.name], env=self.env,
+                               capture_output=True, text=True)
+            if p.returncode == 0:
+                return
+            time.sleep(1 + attempt)
+        check(False, "hddsim.sh down %s: still there after 8 tries: %s"
+              % (self.name, p.stderr[-300:]))
