@@ -152,6 +152,11 @@ struct opened {
 
 struct yd;
 
+/* pipe_read.c.  Whether a quick scan may read a file of size that a full
+ * read holds whole for its ends only (read_head_only): a reader then asks
+ * the kernel ahead for those ends, not for the whole file. */
+int pipe_quick_part(const struct pipe *P, uint64_t size);
+
 /* One file read (pipe_read.c).  The calling thread's slot (pipeline.h's
  * slow-read warning), taken once by each reader thread before it reads. */
 void pipe_reader_slot(struct pipe *P, struct rgroup *g);

@@ -252,6 +252,13 @@ oom:
 	return -1;
 }
 
+int pipe_quick_part(const struct pipe *P, uint64_t size)
+{
+	/* past its head and tail, a file worth a seek (PX_QUICK_GAP) */
+	return P->o->quick && !P->o->read_only && size <= P->whole_max &&
+	       size > X_QUICK_HEAD + X_QUICK_SPAN + PX_QUICK_GAP;
+}
+
 /* The catch a quick read follows: what the head's format reads past it
  * (x_stream_new), fed the head.  NULL when it needs nothing more, or the
  * head does not parse (the extractor says why). */
@@ -446,9 +453,7 @@ void pipe_read_whole(struct pipe *P, struct rgroup *g, struct opened *o, struct 
 		read_quick(P, g, o, y);
 		return;
 	}
-	/* past its head and tail, a file worth a seek (PX_QUICK_GAP) */
-	if (P->o->quick && !P->o->read_only &&
-	    info.size > X_QUICK_HEAD + X_QUICK_SPAN + PX_QUICK_GAP) {
+	if (pipe_quick_part(P, info.size)) {
 		int done = read_head_only(P, g, o);
 		if (done < 0)
 			goto oom;

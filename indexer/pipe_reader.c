@@ -54,6 +54,30 @@ void pipe_reader_exit(struct pipe *P, struct rgroup *g)
 #define AHEAD_FILES 4
 #define AHEAD_BYTES ((uint64_t)16 << 20)
 
+/* Ask the kernel ahead for what o's file will be read for, and return
+ * those bytes (0 for a streamed file: FADV_SEQUENTIAL instead).  A file a
+ * quick scan may read for its ends only gets only those asked for, and no
+ * read-ahead past them: else the disk would serve the whole photo anyway
+ * (a smoke run of tools/bench/quick.py: 22 MB read, 124 MB served). */
+static uint64_t ahead_of(struct pipe *P, struct opened *o, int advise)
+{
+	uint64_t size = o->info.size;
+
+	if (o->rc != SL_OK || size > P->whole_max)
+		return 0;
+	if (pipe_quick_part(P, size)) {
+		if (advise) {
+			rd_advise_random(o->rf);
+			rd_advise_range(o->rf, 0, X_QUICK_HEAD);
+			rd_advise_range(o->rf, size - X_QUICK_SPAN, X_QUICK_SPAN);
+		}
+		return X_QUICK_HEAD + X_QUICK_SPAN;
+	}
+	if (advise)
+		rd_advise_willneed(o->rf);
+	return size;
+}
+
 static void read_sequential(struct pipe *P, struct rgroup *g, struct yd *y)
 {
 	struct opened ring[AHEAD_FILES];
@@ -71,19 +95,14 @@ static void read_sequential(struct pipe *P, struct rgroup *g, struct yd *y)
 			pipe_open(P, g->g->first + next, o);
 			next++;
 			n++;
-			/* big files are streamed with FADV_SEQUENTIAL instead */
-			if (o->rc == SL_OK && o->info.size <= P->whole_max) {
-				rd_advise_willneed(o->rf);
-				ahead += o->info.size;
-			}
+			ahead += ahead_of(P, o, 1);
 		}
 		if (n == 0)
 			break;
 		o = &ring[head];
 		head = (head + 1) % AHEAD_FILES;
 		n--;
-		if (o->rc == SL_OK && o->info.size <= P->whole_max)
-			ahead -= o->info.size;
+		ahead -= ahead_of(P, o, 0);
 		pipe_read_whole(P, g, o, y);
 	}
 	while (n > 0) { /* stopped early: let go of what was opened ahead */
