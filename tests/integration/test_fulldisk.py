@@ -16,7 +16,7 @@ with tempdir("full", base="/dev/shm") as work:
     files = regular_files(root)
     small = os.path.join(work, "dbfs")
     os.makedirs(small)
-    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=1m,mode=0700", "seekless-full", small],
+    subprocess.run(["mount", "-t", "tmpfs", "-o", "size=2m,mode=0700", "seekless-full", small],
                    check=True)
     try:
         db = os.path.join(small, "index.db")
