@@ -174,7 +174,7 @@ static int read_head_only(struct pipe *P, struct rgroup *g, struct opened *o)
 	struct x_meta m;
 	struct sl_err e;
 	double t_start = sys_now() - P->t0, t_rd;
-	int from_disk, rc;
+	int from_disk, rc, ret = 0;
 
 	memset(&m, 0, sizeof(m));
 	if (!(buf = budget_alloc(&P->budget, X_QUICK_HEAD, &charge, &P->xq, rd_cached(o->rf) <= 0)))
@@ -194,7 +194,7 @@ static int read_head_only(struct pipe *P, struct rgroup *g, struct opened *o)
 	rc = pipe_rd(P, g, o->file, o->rf, tbuf, X_QUICK_SPAN, size - X_QUICK_SPAN, &tgot, &e);
 	if (rc != SL_OK || tgot < X_QUICK_SPAN || !x_quick_ok(&m, tbuf, tgot))
 		goto whole;
-	if (!(job = pipe_job_new(P, o, &tail, &spare)))
+	if (!(qa = x_quick_new(size)) || !(job = pipe_job_new(P, o, &tail, &spare)))
 		goto oom;
 	pipe_check_after(o->rf, &info, tail);
 	if (tail->warn[0]) { /* changed while read: read whole, which says so */
@@ -203,13 +203,6 @@ static int read_head_only(struct pipe *P, struct rgroup *g, struct opened *o)
 		free(tail);
 		free(spare);
 		goto whole;
-	}
-	if (!(qa = x_quick_new(size))) {
-		o->path = job->path;
-		free(job);
-		free(tail);
-		free(spare);
-		goto oom;
 	}
 	x_quick_feed(qa, 0, buf, got);
 	x_quick_feed(qa, size - X_QUICK_SPAN, tbuf, tgot);
@@ -238,18 +231,15 @@ static int read_head_only(struct pipe *P, struct rgroup *g, struct opened *o)
 		P->o->on_read(P->o->on_read_ctx, o->pos, t_start, sys_now() - P->t0, got + tgot);
 	rd_close(o->rf, P->o->keep_cache);
 	return 1;
+oom:
+	ret = -1;
 whole:
 	if (buf)
 		budget_release(&P->budget, buf, charge);
 	free(tbuf);
+	x_quick_free(qa);
 	x_meta_release(&m);
-	return 0;
-oom:
-	if (buf)
-		budget_release(&P->budget, buf, charge);
-	free(tbuf);
-	x_meta_release(&m);
-	return -1;
+	return ret;
 }
 
 int pipe_quick_part(const struct pipe *P, uint64_t size)

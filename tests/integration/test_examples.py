@@ -588,17 +588,23 @@ def before_near(ctx, ex):
                                           % (p.returncode, p.stderr[-300:])))
 
 
+def text_groups(out):
+    """dupes' text: a heading line per group, then its paths indented."""
+    groups, cur = [], None
+    for l in out.splitlines():
+        if l.startswith("  /"):
+            cur.add(l[2:])
+        elif l.strip():
+            cur = set()
+            groups.append(cur)
+    return groups
+
+
 def chk_dupes(ctx, ex, p, m):
     if "--json" in ex[3]:
         groups = [set(json.loads(l)["paths"]) for l in p.stdout.splitlines() if l.strip()]
     else:
-        groups, cur = [], None
-        for l in p.stdout.splitlines():
-            if l.startswith("  /"):
-                cur.add(l[2:])
-            elif l.strip():
-                cur = set()
-                groups.append(cur)
+        groups = text_groups(p.stdout)
     check(groups and all(g <= tree() for g in groups), say(ex, "groups of files in the tree"))
     hashed = {r[0] for r in sql(ctx.db, "SELECT path FROM files WHERE deleted_at IS NULL AND "
                                         "phash IS NOT NULL")}
@@ -615,13 +621,7 @@ def chk_dupes(ctx, ex, p, m):
 def chk_dupes_no_read(ctx, ex, p, m):
     """Groups of files that xxhsum finds identical; nothing read (no scan
     row with the command dupes)."""
-    groups, cur = [], None
-    for l in p.stdout.splitlines():
-        if l.startswith("  /"):
-            cur.add(l[2:])
-        elif l.strip():
-            cur = set()
-            groups.append(cur)
+    groups = text_groups(p.stdout)
     hashes = xxh128(sorted(tree()))
     check(groups and all(g <= tree() and len({hashes[f] for f in g}) == 1 for g in groups),
           say(ex, "groups of identical files (xxhsum): %s" % groups[:2]))
